@@ -1,0 +1,52 @@
+"""Command line: ``python -m server.engine deal|play|solve SEED [--variant V] ...``.
+
+Output is one JSON object on stdout; a bad move exits with status 2 and a
+one-line message on stderr naming the move, its position and the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .game import Game, IllegalMove
+from .moves import InvalidMove
+from .variants import VARIANTS
+
+EXIT_BAD_MOVE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m server.engine", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("deal", "print the full state of a fresh deal"),
+        ("play", "apply moves in order and print the full state after them"),
+    ):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("seed")
+        sub.add_argument("--variant", default="classic", choices=sorted(VARIANTS))
+        if name == "play":
+            sub.add_argument("moves", nargs="*", metavar="MOVE")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    game = Game.new(args.seed, args.variant)
+    for position, text in enumerate(getattr(args, "moves", []), 1):
+        try:
+            game.play(text)
+        except (InvalidMove, IllegalMove) as exc:
+            reason = exc.why if isinstance(exc, InvalidMove) else exc.reason
+            print(f"move {position} {text!r}: {reason}", file=sys.stderr)
+            return EXIT_BAD_MOVE
+    json.dump(game.state(), sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,537 @@
+"""The game: one player's deal, its legal moves, play, undo (RULES.md, "Play").
+
+Shaped like python-chess's Board: ``legal_moves()``, ``play()``/``undo()``,
+and one precise exception, ``IllegalMove``, naming the move and the reason.
+
+Speed matters (every validated move of every match passes here), so the state
+is plain lists of int cards plus an incremental index: for every top card,
+the spots whose pile ends in it. Finding where a card fits is then one list
+lookup instead of a scan of the grid. Moves are interned per grid size, so
+listing legal moves allocates nothing but the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from .cards import BUILD_DELTA, FIRST_VALUE, card_text, home_row, shuffled_deck
+from .moves import InvalidMove, Move, MoveKind
+from .variants import Variant, get_variant
+
+PILE_MAX = 4  # base, +3, +6, +9: no pile can hold more
+RATINGS = ((0, "win"), (2, "brilliant"), (5, "excellent"), (10, "good"))
+
+
+class IllegalMove(ValueError):
+    """A well-formed move that the rules forbid in this position."""
+
+    def __init__(self, move: Move | str, reason: str) -> None:
+        super().__init__(f"{move}: {reason}")
+        self.move = move
+        self.reason = reason
+
+
+def rating(score: int) -> str | None:
+    """The Bicycle rating of a final leftover, or None below "good"."""
+    for limit, name in RATINGS:
+        if score <= limit:
+            return name
+    return None
+
+
+class _Table:
+    """Spot names and the interned moves of one grid width."""
+
+    def __init__(self, columns: int) -> None:
+        n = 3 * columns
+        self.columns = columns
+        self.names = tuple(f"{'ABC'[i // columns]}{i % columns + 1}" for i in range(n))
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.row = tuple(i // columns for i in range(n))
+        self.pile = [
+            [[Move.from_pile(self.names[x], k, self.names[y]) for y in range(n)] for k in range(PILE_MAX)]
+            for x in range(n)
+        ]
+        self.waste = [[Move.from_waste(self.names[y], w) for y in range(n)] for w in range(4)]
+        self.swap = [[Move.swap(self.names[x], self.names[y]) if x != y else None for y in range(n)] for x in range(n)]
+
+
+@lru_cache(maxsize=None)
+def _table(columns: int) -> _Table:
+    return _Table(columns)
+
+
+# Where an emptied spot's refill came from, in a pile move's undo record
+# (a waste index >= 0, or None when it stayed empty).
+_STOCK = -1
+_NOT_EMPTIED = -2
+
+# Undo records: (kind, a, b, c, d, auto). Kinds are the MoveKind members.
+_Record = tuple[MoveKind, Any, int, int, int, bool]
+
+
+class Game:
+    """One player's game of Devil's Grip on the deal of ``seed``."""
+
+    def __init__(self, seed: str, variant: str | Variant = "classic") -> None:
+        v = get_variant(variant)
+        self.seed = seed
+        self.variant = v
+        t = _table(v.columns)
+        self._t = t
+        self._n = n = v.spots
+        deck = shuffled_deck(seed, v.decks)
+        self._piles: list[list[int]] = [[c] for c in deck[:n]]
+        self._stock: list[int] = list(reversed(deck[n:]))  # top at the end
+        self._wastes: list[list[int]] = [[] for _ in range(v.wastes)]  # tops at the end
+        self._redeals_left = v.redeals
+        # A card builds on the top whose key is need[card]; tops are indexed by key.
+        shift = 2 if v.suitless else 0
+        self._key = [c >> shift for c in range(64)]
+        self._need = [(c - BUILD_DELTA) >> shift if (c >> 2) - 3 >= FIRST_VALUE else -1 for c in range(64)]
+        self._tops: list[list[int]] = [[] for _ in range(64)]
+        for x, pile in enumerate(self._piles):
+            self._tops[self._key[pile[-1]]].append(x)
+        self._empty: list[int] = []  # spots left empty (only when stock and waste are)
+        self._swaps: list[Move] | None = None  # cached; depends on bottoms only
+        self._log: list[_Record] = []
+        self.moves: list[Move] = []
+
+    # ------------------------------------------------------------------ build
+
+    @classmethod
+    def new(cls, seed: str, variant: str | Variant = "classic") -> Game:
+        return cls(seed, variant)
+
+    @classmethod
+    def replay(cls, seed: str, variant: str | Variant, moves: Iterable[Move | str]) -> Game:
+        """The game after ``moves``; raises IllegalMove/InvalidMove at the first bad one.
+
+        A recorded log holds the automatic arrangement swaps after a win; they
+        are accepted (and checked) whether or not the log includes them.
+        """
+        game = cls(seed, variant)
+        pending: list[Move] = []
+        for position, item in enumerate(moves):
+            move = item if isinstance(item, Move) else Move.parse(item)
+            if pending:
+                if move != pending.pop(0):
+                    raise IllegalMove(move, f"move {position + 1} differs from the automatic arrangement")
+                continue
+            pending = game.play(move)[1:]
+        return game
+
+    # ------------------------------------------------------------- properties
+
+    @property
+    def spot_names(self) -> tuple[str, ...]:
+        return self._t.names
+
+    @property
+    def leftover(self) -> int:
+        return len(self._stock) + sum(len(w) for w in self._wastes)
+
+    @property
+    def on_grid(self) -> int:
+        return self.variant.cards - self.leftover
+
+    @property
+    def complete(self) -> int:
+        row = self._t.row
+        return sum(
+            1 for x, p in enumerate(self._piles) if len(p) == PILE_MAX and (p[0] >> 2) - FIRST_VALUE == row[x]
+        )
+
+    @property
+    def stock_count(self) -> int:
+        return len(self._stock)
+
+    @property
+    def redeals_left(self) -> int:
+        return self._redeals_left
+
+    @property
+    def is_won(self) -> bool:
+        return not self._stock and not any(self._wastes)
+
+    @property
+    def score(self) -> int:
+        return self.leftover
+
+    @property
+    def rating(self) -> str | None:
+        return rating(self.leftover)
+
+    @property
+    def is_over(self) -> bool:
+        """No move can lower the leftover any more (RULES.md, "End")."""
+        if self._stock:
+            return False
+        wastes = self._wastes
+        if not any(wastes):
+            return True
+        if self._redeals_left:
+            return False
+        tops, need = self._tops, self._need
+        for w in wastes:
+            if w and (tops[need[w[-1]]] or self._fits_empty(w[-1])):
+                return False
+        # A whole pile that moves leaves a spot the waste refills.
+        return not any(
+            tops[need[p[0]]] or self._fits_empty(p[0]) for p in self._piles if p
+        )
+
+    def _fits_empty(self, card: int) -> bool:
+        return any((card >> 2) - FIRST_VALUE == self._t.row[y] for y in self._empty)
+
+    def _is_home(self, x: int) -> bool:
+        p = self._piles[x]
+        return bool(p) and (p[0] >> 2) - FIRST_VALUE == self._t.row[x]
+
+    # ------------------------------------------------------------ legal moves
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move, swaps and moves of part of a pile included."""
+        t = self._t
+        tops, need, empty = self._tops, self._need, self._empty
+        moves: list[Move] = []
+        if self._stock:
+            moves.append(Move.turn())
+        elif self._redeals_left and self._wastes[0]:
+            moves.append(Move.redeal())
+        wnum = 0 if len(self._wastes) == 1 else 1
+        for w, waste in enumerate(self._wastes, wnum):
+            if waste:
+                c = waste[-1]
+                row_moves = t.waste[w]
+                moves.extend(row_moves[y] for y in tops[need[c]])
+                if empty:
+                    moves.extend(row_moves[y] for y in empty if (c >> 2) - FIRST_VALUE == t.row[y])
+        for x, pile in enumerate(self._piles):
+            by_depth = t.pile[x]
+            for k, c in enumerate(pile):
+                targets = tops[need[c]]
+                if targets:
+                    km = by_depth[k]
+                    moves.extend(km[y] for y in targets if y != x)
+                if empty:
+                    moves.extend(by_depth[k][y] for y in empty if (c >> 2) - FIRST_VALUE == t.row[y])
+        if self._swaps is None:
+            self._swaps = self._list_swaps()
+        moves.extend(self._swaps)
+        return moves
+
+    def _list_swaps(self) -> list[Move]:
+        t, piles = self._t, self._piles
+        full = [x for x in range(self._n) if piles[x]]
+        table = t.swap
+        if self.variant.free_swap:
+            return [table[x][y] for i, x in enumerate(full) for y in full[i + 1 :]]  # type: ignore[misc]
+        row = t.row
+        bottom = [(piles[x][0] >> 2) - FIRST_VALUE for x in full]  # value - 2: the home row if < 3
+        swaps: list[Move] = []
+        for i, x in enumerate(full):
+            bx, rx = bottom[i], row[x]
+            for j in range(i + 1, len(full)):
+                y = full[j]
+                ry, by = row[y], bottom[j]
+                if rx != ry and bx != by and (bx == ry or by == rx):
+                    swaps.append(table[x][y])  # type: ignore[arg-type]
+        return swaps
+
+    # ------------------------------------------------------------------- play
+
+    def play(self, move: Move | str) -> list[Move]:
+        """Play ``move``; return the moves recorded (it, then any automatic ones).
+
+        Raises InvalidMove for text that is no move, IllegalMove (the game
+        unchanged) for a move the rules forbid here.
+        """
+        if not isinstance(move, Move):
+            move = Move.parse(move)
+        kind = move.kind
+        if kind is MoveKind.TURN:
+            self._turn(move)
+        elif kind is MoveKind.WASTE:
+            self._from_waste(move)
+        elif kind is MoveKind.PILE:
+            self._from_pile(move)
+        elif kind is MoveKind.SWAP:
+            self._swap(move, auto=False)
+        else:
+            self._redeal(move)
+        self.moves.append(move)
+        if not self._stock and not any(self._wastes):
+            return [move, *self._arrange_home()]
+        return [move]
+
+    def _spot(self, move: Move, name: str) -> int:
+        x = self._t.index.get(name)
+        if x is None:
+            raise IllegalMove(move, f"there is no spot {name} in {self.variant.name}")
+        return x
+
+    def _check_fits(self, move: Move, card: int, y: int) -> None:
+        target = self._piles[y]
+        if target:
+            if self._key[target[-1]] != self._need[card]:
+                raise IllegalMove(move, f"{card_text(card)} does not fit on {card_text(target[-1])}")
+        elif (card >> 2) - FIRST_VALUE != self._t.row[y]:
+            base = "234"[self._t.row[y]]
+            raise IllegalMove(move, f"{card_text(card)} does not fit the empty spot {self._t.names[y]}, only a {base}")
+
+    def _turn(self, move: Move) -> None:
+        stock = self._stock
+        if not stock:
+            raise IllegalMove(move, "the stock is empty")
+        wastes = self._wastes
+        if len(wastes) == 1:
+            w = wastes[0]
+            n = min(3, len(stock))
+            for _ in range(n):
+                w.append(stock.pop())
+        else:
+            n = min(len(wastes), len(stock))
+            for i in range(n):
+                wastes[i].append(stock.pop())
+        self._log.append((MoveKind.TURN, None, n, 0, 0, False))
+
+    def _redeal(self, move: Move) -> None:
+        if not self.variant.redeals:
+            raise IllegalMove(move, f"{self.variant.name} has no redeal")
+        if not self._redeals_left:
+            raise IllegalMove(move, "the redeal has been used")
+        if self._stock:
+            raise IllegalMove(move, "the stock is not empty yet")
+        waste = self._wastes[0]
+        if not waste:
+            raise IllegalMove(move, "the waste is empty")
+        waste.reverse()
+        self._stock, self._wastes[0] = waste, []
+        self._redeals_left -= 1
+        self._log.append((MoveKind.REDEAL, None, 0, 0, 0, False))
+
+    def _waste_index(self, move: Move) -> int:
+        many = len(self._wastes) > 1
+        if many != bool(move.waste):
+            names = "W1, W2 or W3" if many else "W"
+            raise IllegalMove(move, f"{self.variant.name} plays from {names}")
+        return move.waste - 1 if many else 0
+
+    def _from_waste(self, move: Move) -> None:
+        w = self._waste_index(move)
+        y = self._spot(move, move.target)
+        waste = self._wastes[w]
+        if not waste:
+            raise IllegalMove(move, "the waste is empty")
+        card = waste[-1]
+        self._check_fits(move, card, y)
+        waste.pop()
+        self._put(y, [card])
+        self._log.append((MoveKind.WASTE, None, w, y, 0, False))
+
+    def _from_pile(self, move: Move) -> None:
+        x = self._spot(move, move.source)
+        y = self._spot(move, move.target)
+        if x == y:
+            raise IllegalMove(move, "a pile cannot move onto itself")
+        pile, k = self._piles[x], move.depth
+        if k >= len(pile):
+            raise IllegalMove(move, f"{move.source} has no card at position {k}")
+        self._check_fits(move, pile[k], y)
+        run = self._take(x, k)
+        self._put(y, run)
+        refill = self._refill(x) if not pile else _NOT_EMPTIED
+        self._log.append((MoveKind.PILE, refill, x, y, len(run), False))
+
+    def _swap(self, move: Move, *, auto: bool) -> None:
+        x = self._spot(move, move.source)
+        y = self._spot(move, move.target)
+        piles, row = self._piles, self._t.row
+        if x == y:
+            raise IllegalMove(move, "a pile cannot swap with itself")
+        if not piles[x] or not piles[y]:
+            raise IllegalMove(move, "both spots must hold a pile")
+        if not self.variant.free_swap:
+            if row[x] == row[y]:
+                raise IllegalMove(move, "swaps are between piles in different rows")
+            bx, by = (piles[x][0] >> 2) - FIRST_VALUE, (piles[y][0] >> 2) - FIRST_VALUE
+            if bx == by:
+                raise IllegalMove(move, "both bottom cards have the same rank")
+            if bx != row[y] and by != row[x]:
+                raise IllegalMove(move, "neither pile would be home after the swap")
+        piles[x], piles[y] = piles[y], piles[x]
+        self._retop(x, piles[y], piles[x])
+        self._retop(y, piles[x], piles[y])
+        self._swaps = None
+        self._log.append((MoveKind.SWAP, None, x, y, 0, auto))
+
+    def _arrange_home(self) -> list[Move]:
+        """At a win, swap every pile into its home row, recording the swaps."""
+        auto: list[Move] = []
+        row, table = self._t.row, self._t.swap
+        for x in range(self._n):
+            if self._is_home(x):
+                continue
+            r = home_row(self._piles[x][0])
+            y = next(y for y in range(self._n) if row[y] == r and not self._is_home(y))
+            move = table[x][y]
+            assert move is not None
+            self._swap(move, auto=True)
+            self.moves.append(move)
+            auto.append(move)
+        return auto
+
+    # ------------------------------------------------- pile edits with index
+
+    def _retop(self, x: int, old: list[int], new: list[int]) -> None:
+        """Spot x changed from pile ``old`` to ``new``: keep the top index."""
+        if old:
+            self._tops[self._key[old[-1]]].remove(x)
+        if new:
+            self._tops[self._key[new[-1]]].append(x)
+
+    def _take(self, x: int, k: int) -> list[int]:
+        pile = self._piles[x]
+        key = self._key
+        self._tops[key[pile[-1]]].remove(x)
+        run = pile[k:]
+        del pile[k:]
+        if pile:
+            self._tops[key[pile[-1]]].append(x)
+        else:
+            self._swaps = None
+        return run
+
+    def _put(self, y: int, cards: Sequence[int]) -> None:
+        pile = self._piles[y]
+        key = self._key
+        if pile:
+            self._tops[key[pile[-1]]].remove(y)
+        else:
+            self._swaps = None
+            if y in self._empty:
+                self._empty.remove(y)
+        pile.extend(cards)
+        self._tops[key[pile[-1]]].append(y)
+
+    def _refill(self, x: int) -> int | None:
+        """Fill the emptied spot x; return where from: _STOCK, a waste index, or None."""
+        if self._stock:
+            self._put(x, [self._stock.pop()])
+            return _STOCK
+        wastes = self._wastes
+        if len(wastes) > 1:
+            own = self._t.row[x]
+            order = [own, *(i for i in range(len(wastes)) if i != own)]
+        else:
+            order = [0]
+        for w in order:
+            if wastes[w]:
+                self._put(x, [wastes[w].pop()])
+                return w
+        self._empty.append(x)
+        return None
+
+    # ------------------------------------------------------------------- undo
+
+    def undo(self) -> list[Move]:
+        """Take back the last move (with the automatic moves it caused)."""
+        if not self._log:
+            raise IndexError("no move to undo")
+        undone: list[Move] = []
+        while True:
+            kind, a, b, c, d, auto = self._log.pop()
+            undone.append(self.moves.pop())
+            self._unplay(kind, a, b, c, d)
+            if not auto:
+                return undone[::-1]
+
+    def _unplay(self, kind: MoveKind, a: Any, b: int, c: int, d: int) -> None:
+        piles = self._piles
+        if kind is MoveKind.TURN:
+            wastes = self._wastes
+            if len(wastes) == 1:
+                for _ in range(b):
+                    self._stock.append(wastes[0].pop())
+            else:
+                for i in reversed(range(b)):
+                    self._stock.append(wastes[i].pop())
+        elif kind is MoveKind.REDEAL:
+            self._stock.reverse()
+            self._wastes[0], self._stock = self._stock, []
+            self._redeals_left += 1
+        elif kind is MoveKind.WASTE:
+            self._wastes[b].extend(self._take(c, len(piles[c]) - 1))
+            self._empty_if_bare(c)
+        elif kind is MoveKind.PILE:
+            x, y, n = b, c, d
+            if a == _STOCK:
+                self._stock.extend(self._take(x, 0))
+            elif a is not None and a >= 0:
+                self._wastes[a].extend(self._take(x, 0))
+            run = self._take(y, len(piles[y]) - n)
+            self._empty_if_bare(y)
+            self._put(x, run)
+        else:
+            x, y = b, c
+            piles[x], piles[y] = piles[y], piles[x]
+            self._retop(x, piles[y], piles[x])
+            self._retop(y, piles[x], piles[y])
+            self._swaps = None
+
+    def _empty_if_bare(self, y: int) -> None:
+        """After an undo took a spot's only card, the spot was empty before."""
+        if not self._piles[y]:
+            self._empty.append(y)
+
+    # ------------------------------------------------------------------ views
+
+    def grid(self) -> dict[str, list[str]]:
+        names = self._t.names
+        return {names[x]: [card_text(c) for c in p] for x, p in enumerate(self._piles)}
+
+    def legal_texts(self) -> list[str]:
+        return sorted(str(m) for m in self.legal_moves())
+
+    def state(self) -> dict[str, Any]:
+        """The full state, stock order included: for the server's own use and the CLI."""
+        wastes = [[card_text(c) for c in w] for w in self._wastes]
+        return {
+            "grid": self.grid(),
+            "stock": [card_text(c) for c in reversed(self._stock)],
+            "waste": wastes[0] if len(wastes) == 1 else wastes,
+            "leftover": self.leftover,
+            "on_grid": self.on_grid,
+            "complete": self.complete,
+            "legal": self.legal_texts(),
+            "over": self.is_over,
+            "won": self.is_won,
+        }
+
+    def player_view(self) -> dict[str, Any]:
+        """What the player may see: no stock order (except in ``open``)."""
+        view: dict[str, Any] = {
+            "variant": self.variant.name,
+            "grid": self.grid(),
+            "waste": [
+                {"top": card_text(w[-1]) if w else None, "count": len(w)} for w in self._wastes
+            ],
+            "stock_count": len(self._stock),
+            "leftover": self.leftover,
+            "on_grid": self.on_grid,
+            "complete": self.complete,
+            "redeals_left": self._redeals_left,
+            "moves": len(self.moves),
+            "legal": self.legal_texts(),
+            "over": self.is_over,
+            "won": self.is_won,
+        }
+        if self.variant.open_stock:
+            view["stock"] = [card_text(c) for c in reversed(self._stock)]
+        return view
+
+
+__all__ = ["Game", "IllegalMove", "InvalidMove", "rating"]

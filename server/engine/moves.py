@@ -1,0 +1,121 @@
+"""Moves: small frozen values whose text notation round-trips (RULES.md, "Play").
+
+``Move.parse("A2:1>C5")`` and ``str(move)`` are inverse for every canonical
+text; a swap given in the other order (``B5~A2``) parses to its canonical form.
+A move names spots, not indices, so one ``Move`` means the same on every grid
+size; whether a spot exists on this grid is the game's question, not the
+parser's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class InvalidMove(ValueError):
+    """Text that is not a move in any variant's notation."""
+
+    def __init__(self, text: str, why: str = "not a move in RULES.md notation") -> None:
+        super().__init__(f"{text!r}: {why}")
+        self.text = text
+        self.why = why
+
+
+class MoveKind(str, Enum):
+    TURN = "turn"
+    REDEAL = "redeal"
+    WASTE = "waste"  # waste top to a pile
+    PILE = "pile"  # a card and all above it, pile to pile
+    SWAP = "swap"
+
+
+_SPOT = r"([ABC])([1-8])"
+_PATTERNS = (
+    (MoveKind.WASTE, re.compile(rf"W([1-3]?)>{_SPOT}")),
+    (MoveKind.PILE, re.compile(rf"{_SPOT}:(0|[1-9][0-9]?)>{_SPOT}")),
+    (MoveKind.SWAP, re.compile(rf"{_SPOT}~{_SPOT}")),
+)
+
+
+def spot_order(spot: str) -> tuple[str, int]:
+    """Sort key for spot names: A1..A8, B1..B8, C1..C8 (any grid width)."""
+    return spot[0], int(spot[1:])
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One move. Fields not used by a kind keep their defaults.
+
+    - ``source``: the spot a pile move or swap starts from.
+    - ``waste``: for a waste move, 0 for the single waste ``W``, else 1..3.
+    - ``depth``: for a pile move, the position of the moved card (0 = bottom).
+    - ``target``: the spot a waste or pile move goes to, or a swap's second spot.
+    """
+
+    kind: MoveKind
+    source: str = ""
+    target: str = ""
+    depth: int = 0
+    waste: int = 0
+
+    @classmethod
+    def turn(cls) -> Move:
+        return _TURN
+
+    @classmethod
+    def redeal(cls) -> Move:
+        return _REDEAL
+
+    @classmethod
+    def from_waste(cls, target: str, waste: int = 0) -> Move:
+        return cls(MoveKind.WASTE, target=target, waste=waste)
+
+    @classmethod
+    def from_pile(cls, source: str, depth: int, target: str) -> Move:
+        return cls(MoveKind.PILE, source=source, target=target, depth=depth)
+
+    @classmethod
+    def swap(cls, first: str, second: str) -> Move:
+        if spot_order(second) < spot_order(first):
+            first, second = second, first
+        return cls(MoveKind.SWAP, source=first, target=second)
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """The move written ``text``; ``InvalidMove`` naming the text if none."""
+        if not isinstance(text, str):
+            raise InvalidMove(repr(text), "a move is written as text")
+        t = text.strip().upper()
+        if t == "T":
+            return _TURN
+        if t == "R":
+            return _REDEAL
+        for kind, pattern in _PATTERNS:
+            m = pattern.fullmatch(t)
+            if m is None:
+                continue
+            g = m.groups()
+            if kind is MoveKind.WASTE:
+                return cls.from_waste(g[1] + g[2], int(g[0]) if g[0] else 0)
+            if kind is MoveKind.PILE:
+                return cls.from_pile(g[0] + g[1], int(g[2]), g[3] + g[4])
+            return cls.swap(g[0] + g[1], g[2] + g[3])
+        raise InvalidMove(text)
+
+    def __str__(self) -> str:
+        kind = self.kind
+        if kind is MoveKind.TURN:
+            return "T"
+        if kind is MoveKind.REDEAL:
+            return "R"
+        if kind is MoveKind.WASTE:
+            return f"W{self.waste or ''}>{self.target}"
+        if kind is MoveKind.PILE:
+            return f"{self.source}:{self.depth}>{self.target}"
+        return f"{self.source}~{self.target}"
+
+
+_TURN = Move(MoveKind.TURN)
+_REDEAL = Move(MoveKind.REDEAL)
