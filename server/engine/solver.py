@@ -1,0 +1,496 @@
+"""Par of a deal with the stock order known: the lowest leftover reachable, and a line reaching it.
+
+Pure: no I/O. The search never goes through ``Game`` (too slow and too
+concrete); it works on a canonical state, and only the reported line is
+mapped back to real spots by replaying it through a ``Game``.
+
+Canonical state, and why it is exact
+------------------------------------
+A pile only ever holds a run ``c, c+3, c+6, ...`` of one suit (any suit in
+``suitless``), so it is fully described by its bottom card and its top card.
+What can happen next depends on the piles only through two multisets:
+
+* the **tops** (a waste card or a pile bottom ``b`` needs a top ``b - 3``),
+* the **bottoms** (a pile whose bottom is ``b`` can move whole onto such a top,
+  freeing a spot that the stock or waste refills: one card fewer left over).
+
+A whole-pile move removes one bottom ``b`` and one top ``b - 3`` whichever two
+piles carry them, so the pairing of bottoms with tops never matters, nor does
+where a pile stands (building ignores spots). Hence (rule **D1**) the grid is
+the pair of multisets, packed as 4-bit counts per card key into one int.
+
+Rule **D2**: a move of part of a pile (``X:k>Y``, k > 0) lands on a card
+identical to the one it leaves on top (same key), so both multisets stay the
+same; a swap moves no card. Both are the identity on the canonical state, so
+the search never generates them.
+
+The stock and waste are kept exactly: a stock position ``ptr`` into a
+sequence (the deal's stock, or after a redeal the turned-over waste) and the
+waste as a tuple, bottom first. Every move either lowers the leftover, moves
+``ptr`` forward, or spends the redeal, so the state graph is acyclic and a
+transposition table of failed thresholds is sound.
+
+Search: a beam search over turn windows finds a good line fast (the upper
+bound), then a depth-first branch and bound with the transposition table tries
+to beat it, pruned by the admissible link bound (``_link_bound``); finishing
+it proves the par optimal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from .cards import FIRST_VALUE, parse_card
+from .game import Game
+from .moves import Move
+from .variants import Variant
+
+# Abstract moves: kind | arg << 2. A waste play names its waste, a merge the
+# key of the bottom card of the pile that moves whole.
+TURN = 0
+REDEAL = 1
+WASTE = 2
+MERGE = 3
+
+_NIB = 4  # bits per count
+_BOT = 256  # bottoms live above the tops in the packed grid int
+_MAX_KEY = 56
+
+
+def _nonzero_nibbles(x: int, ones: int) -> int:
+    """One bit (the low bit of each nibble) per non-zero 4-bit count."""
+    return (x | x >> 1 | x >> 2 | x >> 3) & ones
+
+
+class OutOfBudget(Exception):
+    """The time or node budget ran out; the search keeps its best line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Everything the solver needs of a game: piles, stock (top first), wastes (bottom first)."""
+
+    variant: Variant
+    piles: tuple[tuple[int, ...], ...]
+    stock: tuple[int, ...]
+    wastes: tuple[tuple[int, ...], ...]
+    redeals: int
+
+    @classmethod
+    def of_game(cls, game: Game) -> Position:
+        """The position of a game, stock order included (the solver knows the deal)."""
+        s = game.state()
+        wastes = s["waste"] if game.variant.wastes > 1 else [s["waste"]]
+        return cls(
+            game.variant,
+            tuple(tuple(parse_card(c) for c in pile) for pile in s["grid"].values()),
+            tuple(parse_card(c) for c in s["stock"]),
+            tuple(tuple(parse_card(c) for c in w) for w in wastes),
+            game.redeals_left,
+        )
+
+    def with_stock(self, stock: Sequence[int]) -> Position:
+        return Position(self.variant, self.piles, tuple(stock), self.wastes, self.redeals)
+
+
+# A search state: (grid, ptr, wastes, redeals, stock sequence).
+State = tuple[int, int, tuple[tuple[int, ...], ...], int, tuple[int, ...]]
+
+
+@dataclass(slots=True)
+class Solution:
+    """What ``solve`` found: ``moves`` replay in a ``Game`` to leftover ``par``."""
+
+    par: int
+    proven: bool
+    lower_bound: int
+    moves: list[str]
+    nodes: int
+    seconds: float
+    abstract: list[int] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "par": self.par,
+            "proven": self.proven,
+            "lower_bound": self.lower_bound,
+            "moves": self.moves,
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class Model:
+    """The rules on canonical states, for one variant and one initial position."""
+
+    def __init__(self, position: Position) -> None:
+        v = position.variant
+        self.variant = v
+        self.suitless = v.suitless
+        self.three = v.wastes > 1
+        self.copies = v.decks * (4 if v.suitless else 1)
+        shift = 2 if v.suitless else 0
+        self.key = [c >> shift for c in range(_MAX_KEY)]
+        step = 3 if v.suitless else 12
+        self.step = step
+        # need[k]: the key a card of key k builds on, or -1 for a base rank.
+        self.need = [-1] * _MAX_KEY
+        for c in range(FIRST_VALUE << 2, _MAX_KEY):
+            if (c >> 2) - 3 >= FIRST_VALUE:
+                self.need[c >> shift] = (c >> shift) - step
+        self.keys = sorted({self.key[c] for c in range(FIRST_VALUE << 2, _MAX_KEY)})
+        self.nonbase = [k for k in self.keys if self.need[k] >= 0]
+        ones = 0
+        for k in range(_MAX_KEY):
+            ones |= 1 << (_NIB * k)
+        self.ones = ones
+        self.nonbase_mask = sum(1 << (_NIB * k) for k in self.nonbase)
+        self.top_mask = (1 << _BOT) - 1
+        grid = 0
+        for pile in position.piles:
+            if pile:
+                grid += (1 << (_NIB * self.key[pile[-1]])) + (1 << (_NIB * self.key[pile[0]] + _BOT))
+        self.root: State = (grid, 0, position.wastes, position.redeals, position.stock)
+        self.restricted = False  # set when a three-waste refill had to be skipped
+        self.nodes = 0
+
+    # -------------------------------------------------------------- basics
+
+    @staticmethod
+    def leftover(s: State) -> int:
+        return len(s[4]) - s[1] + sum(len(w) for w in s[2])
+
+    def tt_key(self, s: State) -> object:
+        """The transposition key: the stock sequence only matters once a redeal made a new one."""
+        return s if s[3] < self.variant.redeals else s[:4]
+
+    def tops(self, grid: int, k: int) -> int:
+        return (grid >> (_NIB * k)) & 15
+
+    def bottoms(self, grid: int, k: int) -> int:
+        return (grid >> (_NIB * k + _BOT)) & 15
+
+    def mergeable(self, grid: int) -> Iterator[int]:
+        """Keys b with a pile bottomed b and a top b - 3: whole-pile moves (D1: one per key)."""
+        bots = _nonzero_nibbles(grid >> _BOT, self.ones) & self.nonbase_mask
+        tops = _nonzero_nibbles(grid & self.top_mask, self.ones) << (_NIB * self.step)
+        both = bots & tops
+        while both:
+            low = both & -both
+            yield (low.bit_length() - 1) // _NIB
+            both ^= low
+
+    # ---------------------------------------------------------------- moves
+
+    def play(self, s: State, move: int) -> State | None:
+        """The state after an abstract move, or None if the model cannot play it exactly."""
+        grid, ptr, wastes, redeals, stock = s
+        kind, arg = move & 3, move >> 2
+        if kind == TURN:
+            n = len(wastes)
+            got = stock[ptr : ptr + 3] if n == 1 else stock[ptr : ptr + n]
+            if n == 1:
+                return grid, ptr + len(got), (wastes[0] + got,), redeals, stock
+            new = list(wastes)
+            for i, c in enumerate(got):
+                new[i] = new[i] + (c,)
+            return grid, ptr + len(got), tuple(new), redeals, stock
+        if kind == REDEAL:
+            return grid, 0, ((),), redeals - 1, wastes[0]
+        if kind == WASTE:
+            w = wastes[arg]
+            k = self.key[w[-1]]
+            grid += (1 << (_NIB * k)) - (1 << (_NIB * self.need[k]))
+            new = list(wastes)
+            new[arg] = w[:-1]
+            return grid, ptr, tuple(new), redeals, stock
+        b = arg
+        grid -= (1 << (_NIB * b + _BOT)) + (1 << (_NIB * self.need[b]))
+        if ptr < len(stock):
+            r = stock[ptr]
+            ptr += 1
+        else:
+            full = [i for i, w in enumerate(wastes) if w]
+            if not full:
+                return grid, ptr, wastes, redeals, stock  # a win: the spot stays empty
+            if len(full) > 1:
+                # three-waste: the refill depends on the spot's row, which the
+                # canonical state forgets; the model does not play this move.
+                self.restricted = True
+                return None
+            i = full[0]
+            r = wastes[i][-1]
+            new = list(wastes)
+            new[i] = wastes[i][:-1]
+            wastes = tuple(new)
+        k = self.key[r]
+        grid += (1 << (_NIB * k)) + (1 << (_NIB * k + _BOT))
+        return grid, ptr, wastes, redeals, stock
+
+    def window_moves(self, s: State) -> list[int]:
+        """Moves that lower the leftover, best first; a forced one (D3) alone."""
+        grid, _ptr, wastes, redeals, _stock = s
+        plays: list[int] = []
+        for i, w in enumerate(wastes):
+            if w:
+                k = self.key[w[-1]]
+                n = self.need[k]
+                if n >= 0 and self.tops(grid, n):
+                    if redeals == 0 and self._only_user(s, k, w):
+                        return [WASTE | i << 2]
+                    plays.append(WASTE | i << 2)
+        plays.extend(MERGE | b << 2 for b in self.mergeable(grid))
+        return plays
+
+    def _only_user(self, s: State, k: int, waste: tuple[int, ...]) -> bool:
+        """D3 (forced waste play): nothing but this card can ever use the top it fits on.
+
+        The top ``k - 3`` serves only cards of key ``k``. If no pile is bottomed
+        ``k`` and every other card of key ``k`` already lies on the grid, only
+        this waste card can ever use that top. Any line that leaves it in the
+        waste is matched, move for move, by the line that plays it now: turns
+        do not look at the waste, the other waste cards keep their order, and
+        where the old line later refills a spot with this card (stock empty) and
+        builds on it, the new line has the same card on the grid one merge
+        ahead. Without a redeal left, that is: a redeal would re-deal this card
+        and shift every later turn by one.
+        """
+        grid, ptr, wastes, _redeals, stock = s
+        if self.bottoms(grid, k):
+            return False
+        off = 0
+        key = self.key
+        for c in stock[ptr:]:
+            if key[c] == k:
+                return False
+        for w in wastes:
+            for c in w:
+                if key[c] == k:
+                    off += 1
+        return off == 1 and key[waste[-1]] == k
+
+    def turn_moves(self, s: State) -> list[int]:
+        _grid, ptr, wastes, redeals, stock = s
+        if ptr < len(stock):
+            return [TURN]
+        if redeals and wastes[0]:
+            return [REDEAL]
+        return []
+
+    # ---------------------------------------------------------------- bound
+
+    def link_bound(self, s: State) -> int:
+        """An admissible lower bound on the final leftover.
+
+        Every card that reaches the grid adds exactly one link (a card lying on
+        the card three below it): a waste play links the card itself, a merge
+        links the moved pile's bottom and its refill card arrives as a new
+        bottom. Links are never undone (D2 moves trade one for an identical
+        one). A new link above key ``n`` (a card of key ``k`` on one of key
+        ``n = k - 3``) needs a card ``k`` that is off the grid or a pile bottom,
+        and a top ``n`` that is a top now or a card ``n`` still to come; so at
+        most ``min`` of the two per key, and the leftover cannot fall by more
+        than their sum.
+        """
+        grid, ptr, wastes, _redeals, stock = s
+        off = [0] * _MAX_KEY
+        key = self.key
+        for c in stock[ptr:]:
+            off[key[c]] += 1
+        for w in wastes:
+            for c in w:
+                off[key[c]] += 1
+        links = 0
+        for k in self.nonbase:
+            n = self.need[k]
+            links += min(off[k] + self.bottoms(grid, k), off[n] + self.tops(grid, n))
+        return max(0, self.leftover(s) - links)
+
+
+# Paths are linked lists (move, parent) so states share their history.
+Path = tuple[int, "Path"] | None
+
+
+def _unwind(path: Path) -> list[int]:
+    out: list[int] = []
+    while path is not None:
+        out.append(path[0])
+        path = path[1]
+    return out[::-1]
+
+
+def _mobility(m: Model, s: State) -> int:
+    """Beam tiebreak: how many tops could still take a card (more is more freedom)."""
+    grid = s[0]
+    return sum(1 for k in m.nonbase if m.tops(grid, m.need[k]))
+
+
+class _Search:
+    def __init__(self, m: Model, deadline: float, max_nodes: int) -> None:
+        self.m = m
+        self.deadline = deadline
+        self.max_nodes = max_nodes
+        self.best = m.leftover(m.root)
+        self.best_path: Path = None
+
+    def tick(self) -> None:
+        m = self.m
+        m.nodes += 1
+        if m.nodes >= self.max_nodes or (m.nodes & 1023 == 0 and time.perf_counter() > self.deadline):
+            raise OutOfBudget
+
+    def offer(self, s: State, path: Path) -> None:
+        left = self.m.leftover(s)
+        if left < self.best:
+            self.best, self.best_path = left, path
+
+    # ------------------------------------------------------------- beam
+
+    def beam(self, width: int) -> None:
+        """Best line found keeping ``width`` states per turn window."""
+        m = self.m
+        layer: list[tuple[State, Path]] = [(m.root, None)]
+        seen: set[object] = set()
+        while layer:
+            nxt: dict[object, tuple[State, Path]] = {}
+            for root, rpath in layer:
+                stack = [(root, rpath)]
+                while stack:
+                    s, path = stack.pop()
+                    self.tick()
+                    self.offer(s, path)
+                    for mv in m.window_moves(s):
+                        c = m.play(s, mv)
+                        if c is None:
+                            continue
+                        key = m.tt_key(c)
+                        if key not in seen:
+                            seen.add(key)
+                            stack.append((c, (mv, path)))
+                    for mv in m.turn_moves(s):
+                        c = m.play(s, mv)
+                        if c is not None:
+                            nxt.setdefault(m.tt_key(c), (c, (mv, path)))
+            ranked = sorted(nxt.values(), key=lambda e: (m.leftover(e[0]), -_mobility(m, e[0])))
+            layer = ranked[:width]
+            if self.best == 0:
+                return
+
+    # ------------------------------------------------------ branch and bound
+
+    def prove(self) -> bool:
+        """Depth-first search for anything below the best; True when it finished."""
+        self.failed: dict[object, int] = {}
+        self._dfs(self.m.root, None)
+        return True
+
+    def _dfs(self, s: State, path: Path) -> None:
+        m = self.m
+        self.tick()
+        self.offer(s, path)
+        target = self.best - 1  # looking for a leftover <= target
+        if target < 0 or m.link_bound(s) > target:
+            return
+        key = m.tt_key(s)
+        if self.failed.get(key, -1) >= target:
+            return
+        for mv in m.window_moves(s) + m.turn_moves(s):
+            c = m.play(s, mv)
+            if c is not None:
+                self._dfs(c, (mv, path))
+                if self.best == 0:
+                    return
+        # Whatever was found below, nothing under it reaches self.best - 1 now.
+        self.failed[key] = self.best - 1
+
+
+def realize(position: Position, game: Game, line: Sequence[int]) -> list[Move]:
+    """Real moves for an abstract line, played on ``game`` (which must be at ``position``).
+
+    Any pile with the named bottom and any spot with the needed top will do
+    (D1); the engine checks each move as it goes.
+    """
+    m = Model(position)
+    names = game.spot_names
+    three = position.variant.wastes > 1
+    out: list[Move] = []
+    for mv in line:
+        kind, arg = mv & 3, mv >> 2
+        grid = {x: [parse_card(c) for c in p] for x, p in enumerate(game.grid().values())}
+        if kind == TURN:
+            move = Move.turn()
+        elif kind == REDEAL:
+            move = Move.redeal()
+        elif kind == WASTE:
+            state = game.state()
+            wastes = state["waste"] if three else [state["waste"]]
+            k = m.key[parse_card(wastes[arg][-1])]
+            y = next(x for x, p in grid.items() if p and m.key[p[-1]] == m.need[k])
+            move = Move.from_waste(names[y], arg + 1 if three else 0)
+        else:
+            x = next(x for x, p in grid.items() if p and m.key[p[0]] == arg)
+            y = next(y for y, p in grid.items() if p and y != x and m.key[p[-1]] == m.need[arg])
+            move = Move.from_pile(names[x], 0, names[y])
+        out.extend(game.play(move))
+    return out
+
+
+def solve_position(
+    position: Position,
+    *,
+    budget_s: float = 10.0,
+    max_nodes: int = 10**9,
+    beam_widths: Sequence[int] = (20, 200, 1000),
+    prove: bool = True,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Solution:
+    """Best line from ``position`` within the budget; ``proven`` when the search finished.
+
+    Beams of growing width take up to a third of the budget, then branch and
+    bound spends the rest trying to beat the best beam line.
+    """
+    start = clock()
+    m = Model(position)
+    lower = m.link_bound(m.root)
+    search = _Search(m, start + budget_s, max_nodes)
+    proven = False
+    try:
+        for width in beam_widths:
+            if search.best <= lower or clock() - start > budget_s / 3:
+                break
+            search.deadline = start + budget_s / 3 if prove else start + budget_s
+            search.beam(width)
+    except OutOfBudget:
+        pass
+    search.deadline = start + budget_s
+    if search.best <= lower:
+        proven = True
+    elif prove:
+        try:
+            proven = search.prove() and not m.restricted
+        except OutOfBudget:
+            proven = False
+    if proven:
+        lower = search.best
+    return Solution(
+        par=search.best,
+        proven=proven,
+        lower_bound=lower,
+        moves=[],
+        nodes=m.nodes,
+        seconds=clock() - start,
+        abstract=_unwind(search.best_path),
+    )
+
+
+def solve(seed: str, variant: str = "classic", *, budget_s: float = 10.0, max_nodes: int = 10**9) -> Solution:
+    """The par of a deal, with a line the engine has replayed to that leftover."""
+    game = Game.new(seed, variant)
+    position = Position.of_game(game)
+    sol = solve_position(position, budget_s=budget_s, max_nodes=max_nodes)
+    sol.moves = [str(mv) for mv in realize(position, game, sol.abstract)]
+    if game.leftover != sol.par:
+        raise AssertionError(f"line replays to {game.leftover}, not the claimed {sol.par}")
+    return sol
