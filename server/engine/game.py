@@ -13,7 +13,7 @@ listing legal moves allocates nothing but the list.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from .cards import BUILD_DELTA, FIRST_VALUE, card_text, home_row, shuffled_deck
@@ -50,15 +50,18 @@ class _Table:
         self.names = tuple(f"{'ABC'[i // columns]}{i % columns + 1}" for i in range(n))
         self.index = {name: i for i, name in enumerate(self.names)}
         self.row = tuple(i // columns for i in range(n))
+        self.row_spots = tuple(tuple(range(r * columns, (r + 1) * columns)) for r in range(3))
         self.pile = [
             [[Move.from_pile(self.names[x], k, self.names[y]) for y in range(n)] for k in range(PILE_MAX)]
             for x in range(n)
         ]
         self.waste = [[Move.from_waste(self.names[y], w) for y in range(n)] for w in range(4)]
-        self.swap = [[Move.swap(self.names[x], self.names[y]) if x != y else None for y in range(n)] for x in range(n)]
+        self.swap = [
+            [Move.swap(self.names[x], self.names[y]) if x != y else None for y in range(n)] for x in range(n)
+        ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _table(columns: int) -> _Table:
     return _Table(columns)
 
@@ -67,6 +70,10 @@ def _table(columns: int) -> _Table:
 # (a waste index >= 0, or None when it stayed empty).
 _STOCK = -1
 _NOT_EMPTIED = -2
+
+_TURN = Move.turn()
+_REDEAL = Move.redeal()
+_PILE, _SWAP, _TURN_KIND, _WASTE = MoveKind.PILE, MoveKind.SWAP, MoveKind.TURN, MoveKind.WASTE
 
 # Undo records: (kind, a, b, c, d, auto). Kinds are the MoveKind members.
 _Record = tuple[MoveKind, Any, int, int, int, bool]
@@ -95,6 +102,10 @@ class Game:
         for x, pile in enumerate(self._piles):
             self._tops[self._key[pile[-1]]].append(x)
         self._empty: list[int] = []  # spots left empty (only when stock and waste are)
+        # three-waste refills from the waste of the spot's own row first, then W1..W3.
+        self._refill_order = tuple(
+            (r, *(w for w in range(v.wastes) if w != r)) if v.wastes > 1 else (0,) for r in range(3)
+        )
         self._swaps: list[Move] | None = None  # cached; depends on bottoms only
         self._log: list[_Record] = []
         self.moves: list[Move] = []
@@ -174,17 +185,12 @@ class Game:
             return True
         if self._redeals_left:
             return False
-        tops, need = self._tops, self._need
+        tops, need, empty = self._tops, self._need, self._empty
         for w in wastes:
-            if w and (tops[need[w[-1]]] or self._fits_empty(w[-1])):
+            if w and (tops[need[w[-1]]] or (empty and self._empty_fits(w[-1]))):
                 return False
         # A whole pile that moves leaves a spot the waste refills.
-        return not any(
-            tops[need[p[0]]] or self._fits_empty(p[0]) for p in self._piles if p
-        )
-
-    def _fits_empty(self, card: int) -> bool:
-        return any((card >> 2) - FIRST_VALUE == self._t.row[y] for y in self._empty)
+        return not any(tops[need[p[0]]] or (empty and self._empty_fits(p[0])) for p in self._piles if p)
 
     def _is_home(self, x: int) -> bool:
         p = self._piles[x]
@@ -197,49 +203,69 @@ class Game:
         t = self._t
         tops, need, empty = self._tops, self._need, self._empty
         moves: list[Move] = []
+        add = moves.append
         if self._stock:
-            moves.append(Move.turn())
+            add(_TURN)
         elif self._redeals_left and self._wastes[0]:
-            moves.append(Move.redeal())
-        wnum = 0 if len(self._wastes) == 1 else 1
-        for w, waste in enumerate(self._wastes, wnum):
+            add(_REDEAL)
+        wastes = self._wastes
+        for w, waste in enumerate(wastes, 0 if len(wastes) == 1 else 1):
             if waste:
                 c = waste[-1]
                 row_moves = t.waste[w]
-                moves.extend(row_moves[y] for y in tops[need[c]])
+                for y in tops[need[c]]:
+                    add(row_moves[y])
                 if empty:
-                    moves.extend(row_moves[y] for y in empty if (c >> 2) - FIRST_VALUE == t.row[y])
+                    moves.extend(row_moves[y] for y in self._empty_fits(c))
+        pile_moves = t.pile
         for x, pile in enumerate(self._piles):
-            by_depth = t.pile[x]
-            for k, c in enumerate(pile):
+            for c in pile:
                 targets = tops[need[c]]
                 if targets:
-                    km = by_depth[k]
-                    moves.extend(km[y] for y in targets if y != x)
-                if empty:
-                    moves.extend(by_depth[k][y] for y in empty if (c >> 2) - FIRST_VALUE == t.row[y])
-        if self._swaps is None:
-            self._swaps = self._list_swaps()
-        moves.extend(self._swaps)
+                    # A pile builds up in value, so its cards are distinct and index() is the
+                    # depth; finding it only on a hit keeps enumerate() off the hot loop.
+                    km = pile_moves[x][pile.index(c)]
+                    for y in targets:
+                        if y != x:
+                            add(km[y])
+            if empty:
+                for k, c in enumerate(pile):
+                    moves.extend(pile_moves[x][k][y] for y in self._empty_fits(c))
+        swaps = self._swaps
+        if swaps is None:
+            swaps = self._swaps = self._list_swaps()
+        moves.extend(swaps)
         return moves
 
+    def _empty_fits(self, card: int) -> list[int]:
+        """The empty spots ``card`` may go to: those of the row it is the base rank of."""
+        row = self._t.row
+        return [y for y in self._empty if (card >> 2) - FIRST_VALUE == row[y]]
+
     def _list_swaps(self) -> list[Move]:
-        t, piles = self._t, self._piles
-        full = [x for x in range(self._n) if piles[x]]
+        """Every legal swap, in spot order.
+
+        A classic swap sends some pile x home, so it pairs a pile whose bottom
+        is a base rank but stands in another row with a pile of that home row
+        whose bottom differs in rank. Starting from those few piles is much
+        cheaper than testing all pairs.
+        """
+        t, piles, n = self._t, self._piles, self._n
         table = t.swap
         if self.variant.free_swap:
+            full = [x for x in range(n) if piles[x]]
             return [table[x][y] for i, x in enumerate(full) for y in full[i + 1 :]]  # type: ignore[misc]
-        row = t.row
-        bottom = [(piles[x][0] >> 2) - FIRST_VALUE for x in full]  # value - 2: the home row if < 3
-        swaps: list[Move] = []
-        for i, x in enumerate(full):
-            bx, rx = bottom[i], row[x]
-            for j in range(i + 1, len(full)):
-                y = full[j]
-                ry, by = row[y], bottom[j]
-                if rx != ry and bx != by and (bx == ry or by == rx):
-                    swaps.append(table[x][y])  # type: ignore[arg-type]
-        return swaps
+        row, row_spots = t.row, t.row_spots
+        pairs: set[int] = set()
+        for x, pile in enumerate(piles):
+            if pile:
+                home = (pile[0] >> 2) - FIRST_VALUE  # the home row of a base rank; >= 3 for others
+                if home < 3 and home != row[x]:
+                    for y in row_spots[home]:
+                        other = piles[y]
+                        if other and (other[0] >> 2) - FIRST_VALUE != home:
+                            pairs.add(x * n + y if x < y else y * n + x)
+        return [table[p // n][p % n] for p in sorted(pairs)]  # type: ignore[misc]
 
     # ------------------------------------------------------------------- play
 
@@ -252,14 +278,14 @@ class Game:
         if not isinstance(move, Move):
             move = Move.parse(move)
         kind = move.kind
-        if kind is MoveKind.TURN:
-            self._turn(move)
-        elif kind is MoveKind.WASTE:
-            self._from_waste(move)
-        elif kind is MoveKind.PILE:
+        if kind is _PILE:
             self._from_pile(move)
-        elif kind is MoveKind.SWAP:
+        elif kind is _SWAP:
             self._swap(move, auto=False)
+        elif kind is _TURN_KIND:
+            self._turn(move)
+        elif kind is _WASTE:
+            self._from_waste(move)
         else:
             self._redeal(move)
         self.moves.append(move)
@@ -280,7 +306,9 @@ class Game:
                 raise IllegalMove(move, f"{card_text(card)} does not fit on {card_text(target[-1])}")
         elif (card >> 2) - FIRST_VALUE != self._t.row[y]:
             base = "234"[self._t.row[y]]
-            raise IllegalMove(move, f"{card_text(card)} does not fit the empty spot {self._t.names[y]}, only a {base}")
+            raise IllegalMove(
+                move, f"{card_text(card)} does not fit the empty spot {self._t.names[y]}, only a {base}"
+            )
 
     def _turn(self, move: Move) -> None:
         stock = self._stock
@@ -329,7 +357,7 @@ class Game:
         card = waste[-1]
         self._check_fits(move, card, y)
         waste.pop()
-        self._put(y, [card])
+        self._put_card(y, card)
         self._log.append((MoveKind.WASTE, None, w, y, 0, False))
 
     def _from_pile(self, move: Move) -> None:
@@ -354,7 +382,8 @@ class Game:
             raise IllegalMove(move, "a pile cannot swap with itself")
         if not piles[x] or not piles[y]:
             raise IllegalMove(move, "both spots must hold a pile")
-        if not self.variant.free_swap:
+        free = self.variant.free_swap
+        if not free:
             if row[x] == row[y]:
                 raise IllegalMove(move, "swaps are between piles in different rows")
             bx, by = (piles[x][0] >> 2) - FIRST_VALUE, (piles[y][0] >> 2) - FIRST_VALUE
@@ -365,7 +394,8 @@ class Game:
         piles[x], piles[y] = piles[y], piles[x]
         self._retop(x, piles[y], piles[x])
         self._retop(y, piles[x], piles[y])
-        self._swaps = None
+        if not free:  # free-swap's list depends only on which spots hold a pile
+            self._swaps = None
         self._log.append((MoveKind.SWAP, None, x, y, 0, auto))
 
     def _arrange_home(self) -> list[Move]:
@@ -405,6 +435,19 @@ class Game:
             self._swaps = None
         return run
 
+    def _put_card(self, y: int, card: int) -> None:
+        """``_put`` of one card, without building a list: most moves move one card."""
+        pile = self._piles[y]
+        tops, key = self._tops, self._key
+        if pile:
+            tops[key[pile[-1]]].remove(y)
+        else:
+            self._swaps = None
+            if y in self._empty:
+                self._empty.remove(y)
+        pile.append(card)
+        tops[key[card]].append(y)
+
     def _put(self, y: int, cards: Sequence[int]) -> None:
         pile = self._piles[y]
         key = self._key
@@ -420,17 +463,12 @@ class Game:
     def _refill(self, x: int) -> int | None:
         """Fill the emptied spot x; return where from: _STOCK, a waste index, or None."""
         if self._stock:
-            self._put(x, [self._stock.pop()])
+            self._put_card(x, self._stock.pop())
             return _STOCK
         wastes = self._wastes
-        if len(wastes) > 1:
-            own = self._t.row[x]
-            order = [own, *(i for i in range(len(wastes)) if i != own)]
-        else:
-            order = [0]
-        for w in order:
+        for w in self._refill_order[self._t.row[x]]:
             if wastes[w]:
-                self._put(x, [wastes[w].pop()])
+                self._put_card(x, wastes[w].pop())
                 return w
         self._empty.append(x)
         return None
@@ -480,7 +518,8 @@ class Game:
             piles[x], piles[y] = piles[y], piles[x]
             self._retop(x, piles[y], piles[x])
             self._retop(y, piles[x], piles[y])
-            self._swaps = None
+            if not self.variant.free_swap:
+                self._swaps = None
 
     def _empty_if_bare(self, y: int) -> None:
         """After an undo took a spot's only card, the spot was empty before."""
@@ -516,9 +555,7 @@ class Game:
         view: dict[str, Any] = {
             "variant": self.variant.name,
             "grid": self.grid(),
-            "waste": [
-                {"top": card_text(w[-1]) if w else None, "count": len(w)} for w in self._wastes
-            ],
+            "waste": [{"top": card_text(w[-1]) if w else None, "count": len(w)} for w in self._wastes],
             "stock_count": len(self._stock),
             "leftover": self.leftover,
             "on_grid": self.on_grid,
