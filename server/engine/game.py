@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from .cards import BUILD_DELTA, FIRST_VALUE, card_text, home_row, shuffled_deck
+from .cards import BUILD_DELTA, FIRST_VALUE, card_text, shuffled_deck
 from .moves import InvalidMove, Move, MoveKind
 from .variants import Variant, get_variant
 
@@ -399,19 +399,28 @@ class Game:
         self._log.append((MoveKind.SWAP, None, x, y, 0, auto))
 
     def _arrange_home(self) -> list[Move]:
-        """At a win, swap every pile into its home row, recording the swaps."""
+        """At a win, swap every pile into its home row, recording the swaps.
+
+        With a full deck every pile is then complete, so each stray pile has a
+        non-home partner in its home row. Empty spots and piles without a base
+        rank at the bottom only occur with other decks; they are left as they are.
+        """
         auto: list[Move] = []
-        row, table = self._t.row, self._t.swap
+        row, table, piles = self._t.row, self._t.swap, self._piles
         for x in range(self._n):
-            if self._is_home(x):
-                continue
-            r = home_row(self._piles[x][0])
-            y = next(y for y in range(self._n) if row[y] == r and not self._is_home(y))
-            move = table[x][y]
-            assert move is not None
-            self._swap(move, auto=True)
-            self.moves.append(move)
-            auto.append(move)
+            # A swap sends x's pile home for good but may bring x a stray pile: repeat.
+            while True:
+                r = (piles[x][0] >> 2) - FIRST_VALUE if piles[x] else 3
+                if r >= 3 or r == row[x]:
+                    break
+                y = next((y for y in range(self._n) if row[y] == r and piles[y] and not self._is_home(y)), None)
+                if y is None:
+                    break
+                move = table[x][y]
+                assert move is not None
+                self._swap(move, auto=True)
+                self.moves.append(move)
+                auto.append(move)
         return auto
 
     # ------------------------------------------------- pile edits with index
