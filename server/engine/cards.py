@@ -39,9 +39,7 @@ def card_text(card: int) -> str:
 
 
 _CARD_BY_TEXT = {
-    card_text(make_card(v, s)): make_card(v, s)
-    for v in range(FIRST_VALUE, LAST_VALUE + 1)
-    for s in range(4)
+    card_text(make_card(v, s)): make_card(v, s) for v in range(FIRST_VALUE, LAST_VALUE + 1) for s in range(4)
 }
 
 
@@ -61,10 +59,7 @@ def home_row(card: int) -> int:
 def canonical_deck(decks: int) -> list[int]:
     """Step 1 of deal v1: per deck, suits S H D C, ranks 2..K."""
     return [
-        make_card(v, s)
-        for _ in range(decks)
-        for s in range(4)
-        for v in range(FIRST_VALUE, LAST_VALUE + 1)
+        make_card(v, s) for _ in range(decks) for s in range(4) for v in range(FIRST_VALUE, LAST_VALUE + 1)
     ]
 
 

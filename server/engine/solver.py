@@ -407,34 +407,37 @@ class _Search:
 
 
 def realize(position: Position, game: Game, line: Sequence[int]) -> list[Move]:
-    """Real moves for an abstract line, played on ``game`` (which must be at ``position``).
+    """Play an abstract line on ``game`` (which must be at ``position``); the moves recorded.
 
-    Any pile with the named bottom and any spot with the needed top will do
-    (D1); the engine checks each move as it goes.
+    The engine checks each move as it goes.
     """
     m = Model(position)
-    names = game.spot_names
-    three = position.variant.wastes > 1
     out: list[Move] = []
     for mv in line:
-        kind, arg = mv & 3, mv >> 2
-        grid = {x: [parse_card(c) for c in p] for x, p in enumerate(game.grid().values())}
-        if kind == TURN:
-            move = Move.turn()
-        elif kind == REDEAL:
-            move = Move.redeal()
-        elif kind == WASTE:
-            state = game.state()
-            wastes = state["waste"] if three else [state["waste"]]
-            k = m.key[parse_card(wastes[arg][-1])]
-            y = next(x for x, p in grid.items() if p and m.key[p[-1]] == m.need[k])
-            move = Move.from_waste(names[y], arg + 1 if three else 0)
-        else:
-            x = next(x for x, p in grid.items() if p and m.key[p[0]] == arg)
-            y = next(y for y, p in grid.items() if p and y != x and m.key[p[-1]] == m.need[arg])
-            move = Move.from_pile(names[x], 0, names[y])
-        out.extend(game.play(move))
+        out.extend(game.play(real_move(game, m, mv)))
     return out
+
+
+def real_move(game: Game, model: Model, mv: int) -> Move:
+    """The engine move for an abstract one in this game (D1: any matching pile will do)."""
+    kind, arg = mv & 3, mv >> 2
+    if kind == TURN:
+        return Move.turn()
+    if kind == REDEAL:
+        return Move.redeal()
+    names = game.spot_names
+    grid = [[parse_card(c) for c in p] for p in game.grid().values()]
+    key, need = model.key, model.need
+    if kind == WASTE:
+        three = game.variant.wastes > 1
+        waste = game.state()["waste"]
+        top = parse_card((waste[arg] if three else waste)[-1])
+        y = next(y for y, p in enumerate(grid) if p and key[p[-1]] == need[key[top]])
+        return Move.from_waste(names[y], arg + 1 if three else 0)
+    assert kind == MERGE
+    x = next(x for x, p in enumerate(grid) if p and key[p[0]] == arg)
+    y = next(y for y, p in enumerate(grid) if p and y != x and key[p[-1]] == need[arg])
+    return Move.from_pile(names[x], 0, names[y])
 
 
 def solve_position(

@@ -1,0 +1,506 @@
+"""The WebSocket server: connections, message routing, HTTP on the same port.
+
+Each connection reads frames in order and runs one command at a time, so a
+player's moves are decided in the order sent. Writes go through a bounded
+per-connection outbox drained by its own task: a slow reader can never stall
+a broadcast to the others, and one that falls too far behind is closed (it
+can resume and miss nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import itertools
+import json
+import logging
+import mimetypes
+import random
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from . import protocol as p
+from .bus import Bus, open_bus
+from .hub import Hub, LiveMatch, new_code, new_token, now_ms
+from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
+from .store import Conflict, PlayerRecord, Store, open_store
+
+log = logging.getLogger(__name__)
+
+WEB_ROOT = Path(__file__).resolve().parent.parent / "client" / "web"
+OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
+CLOSE_GOING_AWAY = 1001
+CLOSE_POLICY = 1008
+CLOSE_TRY_AGAIN = 1013
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    store_url: str = "sqlite:///./data/grip.db"
+    bus_url: str = "memory://"
+    origins: tuple[str, ...] = ()  # empty: same-origin pages and non-browser clients only
+    grace_ms: int = DEFAULT_GRACE_MS
+    rate_per_s: float = 30.0
+    burst: int = 60
+    flood_limit: int = 200  # frames refused in a row before the connection is closed
+    sweep_s: float = 30.0
+    web_root: Path = WEB_ROOT
+
+
+def clean_name(raw: str | None, fallback: str = "Player") -> str:
+    """A display name with no markup or control characters, at most 24 characters."""
+    text = re.sub(r"[<>&\"'`\x00-\x1f\x7f]", "", raw or "")
+    text = " ".join(text.split())[:24]
+    return text or fallback
+
+
+class RateLimiter:
+    """Token bucket: ``rate`` frames a second on average, bursts up to ``burst``."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+        self.refused_in_a_row = 0
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            self.refused_in_a_row = 0
+            return True
+        self.refused_in_a_row += 1
+        return False
+
+
+class Connection:
+    """One WebSocket client: identity, where it sits, and its outbox."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, ws: ServerConnection, instance: str, settings: Settings) -> None:
+        self.ws = ws
+        self.id = f"{instance}-{next(self._ids)}"
+        self.player: PlayerRecord | None = None
+        self.live: LiveMatch | None = None
+        self.seat: int | None = None
+        self.limiter = RateLimiter(settings.rate_per_s, settings.burst)
+        self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
+        self._writer = asyncio.create_task(self._drain())
+        self._closer: asyncio.Task[None] | None = None
+
+    def send(self, message: p.Message | str) -> None:
+        text = message if isinstance(message, str) else p.encode(message)
+        try:
+            self._outbox.put_nowait(text)
+        except asyncio.QueueFull:
+            self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
+
+    def close(self, code: int, reason: str) -> None:
+        if self._closer is None:
+            self._closer = asyncio.create_task(self._close_after_outbox(code, reason))
+
+    async def _close_after_outbox(self, code: int, reason: str) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._outbox.join(), 2)
+        await self.ws.close(code, reason)
+
+    async def _drain(self) -> None:
+        try:
+            while True:
+                text = await self._outbox.get()
+                await self.ws.send(text)
+                self._outbox.task_done()
+        except (ConnectionClosed, asyncio.CancelledError):
+            pass
+
+    async def flush_and_stop(self) -> None:
+        self._writer.cancel()
+        await asyncio.gather(self._writer, return_exceptions=True)
+
+
+class Metrics:
+    def __init__(self, app: App) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        Gauge("grip_connections", "open WebSocket connections", registry=r).set_function(
+            lambda: len(app.connections)
+        )
+        self.matches = Gauge("grip_matches", "matches held by this process", ["status"], registry=r)
+        self.moves = Counter("grip_moves", "moves accepted", registry=r)
+        self.rejects = Counter("grip_rejects", "commands refused, by code", ["code"], registry=r)
+        self.ack_latency = Histogram(
+            "grip_ack_latency_seconds",
+            "move received to ack queued",
+            registry=r,
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+        )
+        self._app = app
+
+    def render(self) -> bytes:
+        counts: dict[str, int] = {"lobby": 0, "countdown": 0, "playing": 0, "finished": 0}
+        for lm in self._app.hub.live.values():
+            counts[lm.match.status] += 1
+        for status, n in counts.items():
+            self.matches.labels(status).set(n)
+        return generate_latest(self.registry)
+
+
+Handler = Callable[[Connection, Any], Awaitable[None]]
+
+
+class App:
+    def __init__(self, settings: Settings, store: Store, bus: Bus, clock: Callable[[], int] = now_ms) -> None:
+        self.settings = settings
+        self.store = store
+        self.bus = bus
+        self.clock = clock
+        self.instance = secrets.token_hex(4)
+        self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
+        self.connections: set[Connection] = set()
+        self.metrics = Metrics(self)
+        self.server: Server | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        self._handlers: dict[str, Handler] = {
+            "hello": self.on_hello,
+            "create": self.on_create,
+            "join": self.on_join,
+            "watch": self.on_watch,
+            "resume": self.on_resume,
+            "ready": self.on_ready,
+            "move": self.on_move,
+            "finish": self.on_finish,
+            "resign": self.on_resign,
+            "rematch": self.on_rematch,
+            "leave": self.on_leave,
+            "hint": self.on_hint,
+            "undo": self.on_undo,
+        }
+
+    # ------------------------------------------------------------ serving
+
+    async def start(self) -> Server:
+        self.server = await serve(
+            self.handle,
+            self.settings.host,
+            self.settings.port,
+            process_request=self.process_request,
+            max_size=p.MAX_FRAME_BYTES,
+            compression=None,  # deflate costs ~100 KiB a connection for frames this small
+            server_header=None,
+        )
+        self._sweeper = asyncio.create_task(self._sweep_forever())
+        return self.server
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    async def shutdown(self) -> None:
+        """Tell every client, close them with 1001, then close the backends."""
+        if self._sweeper:
+            self._sweeper.cancel()
+        for conn in list(self.connections):
+            conn.send(
+                p.Error(code=p.ErrorCode.UNAVAILABLE, message="the server is shutting down; reconnect soon")
+            )
+            conn.close(CLOSE_GOING_AWAY, "server shutting down")
+        if self.server is not None:
+            self.server.close(close_connections=False)
+            await asyncio.wait_for(self.server.wait_closed(), 5)
+        await self.hub.close()
+        await self.bus.close()
+        await self.store.close()
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sweep_s)
+            self.hub.sweep()
+
+    # ------------------------------------------------------------ HTTP
+
+    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            if not self._origin_ok(request):
+                return connection.respond(403, "origin not allowed\n")
+            return None
+        path = urlsplit(request.path).path
+        if path == "/healthz":
+            return self._healthz()
+        if path == "/metrics":
+            return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        return self._static(path)
+
+    def _origin_ok(self, request: Request) -> bool:
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return True  # not a browser: no cross-site hijacking to guard against
+        if self.settings.origins:
+            return origin in self.settings.origins
+        return urlsplit(origin).netloc == request.headers.get("Host")
+
+    def _healthz(self) -> Response:
+        status = {"bus": bool(self.bus.healthy), "store": bool(self.store.healthy)}
+        ok = all(status.values())
+        body = json.dumps({"status": "ok" if ok else "degraded", **status}).encode()
+        return _response(200 if ok else 503, body, "application/json")
+
+    def _static(self, path: str) -> Response:
+        root = self.settings.web_root.resolve()
+        rel = path.lstrip("/") or "index.html"
+        target = (root / rel).resolve()
+        if not target.is_relative_to(root):
+            return _response(404, b"not found\n", "text/plain")
+        if not target.is_file() and "." not in rel.rsplit("/", 1)[-1]:
+            target = root / "index.html"  # the page's own routes
+        if not target.is_file():
+            return _response(404, b"not found\n", "text/plain")
+        kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if kind.startswith("text/") or kind == "application/javascript":
+            kind += "; charset=utf-8"
+        return _response(200, target.read_bytes(), kind)
+
+    # ---------------------------------------------------------- websocket
+
+    async def handle(self, ws: ServerConnection) -> None:
+        conn = Connection(ws, self.instance, self.settings)
+        self.connections.add(conn)
+        try:
+            async for frame in ws:
+                if not conn.limiter.allow():
+                    self.metrics.rejects.labels("rate_limited").inc()
+                    if conn.limiter.refused_in_a_row >= self.settings.flood_limit:
+                        await ws.close(CLOSE_POLICY, "flooding")
+                        break
+                    conn.send(p.Error(code=p.ErrorCode.RATE_LIMITED, message="too many messages; slow down"))
+                    continue
+                try:
+                    message = p.parse_client(frame)
+                except p.ProtocolError as exc:
+                    self.metrics.rejects.labels(exc.code.value).inc()
+                    conn.send(p.Error(code=exc.code, message=exc.message))
+                    continue
+                await self.dispatch(conn, message)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.connections.discard(conn)
+            await self._unbind(conn)
+            await conn.flush_and_stop()
+
+    async def dispatch(self, conn: Connection, message: Any) -> None:
+        try:
+            await self._handlers[message.type](conn, message)
+        except MatchError as exc:
+            self.metrics.rejects.labels(exc.code.value).inc()
+            if isinstance(message, p.MoveMsg):
+                view = conn.live.match.view(conn.seat) if conn.live and conn.seat is not None else None
+                conn.send(p.Rejected(seq=message.seq, code=exc.code, message=exc.message, view=view))
+            else:
+                conn.send(p.Error(code=exc.code, message=exc.message))
+
+    # ------------------------------------------------------- binding
+
+    async def _unbind(self, conn: Connection) -> None:
+        lm, conn.live = conn.live, None
+        conn.seat = None
+        if lm is None:
+            return
+        seat = self.hub.detach(lm, conn)
+        if seat is not None:
+            try:
+                await self.hub.execute(lm, lambda m: m.decide_disconnect(seat, conn.id, self.clock()))
+            except MatchError:
+                log.info("could not record the disconnect of %s seat %s", lm.match.id, seat)
+
+    async def _take_seat(self, conn: Connection, lm: LiveMatch, seat: int) -> None:
+        if conn.live is not lm or conn.seat != seat:
+            await self._unbind(conn)
+        conn.live, conn.seat = lm, seat
+        self.hub.attach_seat(lm, seat, conn)
+        await self.hub.execute(lm, lambda m: m.decide_connect(seat, conn.id, self.clock()))
+
+    def _seated(self, conn: Connection) -> tuple[LiveMatch, int]:
+        if conn.live is None or conn.seat is None:
+            raise MatchError(p.ErrorCode.WRONG_PHASE, "create or join a match first")
+        return conn.live, conn.seat
+
+    def _name(self, conn: Connection, given: str | None) -> str:
+        return clean_name(given or (conn.player.name if conn.player else None))
+
+    # ------------------------------------------------------- handlers
+
+    async def on_hello(self, conn: Connection, msg: p.Hello) -> None:
+        record = await self.store.player(msg.player) if msg.player else None
+        key = msg.key or ""
+        if record is None or not hmac.compare_digest(record.key_hash, hash_token(key)):
+            key = new_token()
+            record = PlayerRecord(
+                secrets.token_urlsafe(12), hash_token(key), clean_name(msg.name), self.clock()
+            )
+            await self.store.save_player(record)
+        elif msg.name is not None and clean_name(msg.name) != record.name:
+            record = PlayerRecord(record.id, record.key_hash, clean_name(msg.name), record.created_at)
+            await self.store.save_player(record)
+        conn.player = record
+        conn.send(p.Welcome(player=record.id, key=key, name=record.name))
+
+    async def on_create(self, conn: Connection, msg: p.Create) -> None:
+        seed = msg.seed or (str(msg.deal) if msg.deal is not None else secrets.token_hex(8))
+        token = new_token()
+        for _ in range(5):
+            events = Match.open(
+                new_code(),
+                variant=msg.variant,
+                seed=seed,
+                seats=msg.seats,
+                time_limit_s=msg.time_limit_s,
+                name=self._name(conn, msg.name),
+                token=token,
+                player=conn.player.id if conn.player else None,
+                now=self.clock(),
+                practice=msg.seats == 1,
+            )
+            try:
+                lm = await self.hub.open(events)
+                break
+            except Conflict:
+                continue  # that code is taken: draw another
+        else:
+            raise MatchError(p.ErrorCode.UNAVAILABLE, "could not allocate a match code")
+        conn.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
+        await self._take_seat(conn, lm, 0)
+
+    async def on_join(self, conn: Connection, msg: p.Join) -> None:
+        lm = await self.hub.get(msg.match)
+        token = new_token()
+        player = conn.player.id if conn.player else None
+        name = self._name(conn, msg.name)
+        events = await self.hub.execute(lm, lambda m: m.decide_join(name, token, player, self.clock()))
+        assert isinstance(events, list) and isinstance(events[0], Seated)
+        seat = events[0].seat
+        conn.send(p.Seated(type="joined", match=lm.match.id, seat=seat, token=token))
+        await self._take_seat(conn, lm, seat)
+
+    async def on_watch(self, conn: Connection, msg: p.Watch) -> None:
+        lm = await self.hub.get(msg.match)
+        await self._unbind(conn)
+        conn.live = lm
+        # No await between the snapshot and joining the audience: nothing can slip between.
+        conn.send(lm.match.snapshot_for_spectator())
+        lm.spectators.add(conn)
+
+    async def on_resume(self, conn: Connection, msg: p.Resume) -> None:
+        lm = await self.hub.get(msg.match)
+        seat = lm.match.seat_of_token(msg.token)
+        log_events = await self.store.events(msg.match)
+        await self._unbind(conn)
+        m = lm.match
+        missed = missed_events(
+            [e for e in log_events if e.ev <= m.ev], seat, msg.last_ev, self.settings.grace_ms
+        )
+        conn.live, conn.seat = lm, seat
+        self.hub.attach_seat(lm, seat, conn)
+        conn.send(m.snapshot_for_seat(seat, missed))
+        await self.hub.execute(lm, lambda m: m.decide_connect(seat, conn.id, self.clock()))
+
+    async def on_ready(self, conn: Connection, msg: p.Ready) -> None:
+        lm, seat = self._seated(conn)
+        await self.hub.execute(lm, lambda m: m.decide_ready(seat, self.clock()))
+
+    async def on_move(self, conn: Connection, msg: p.MoveMsg) -> None:
+        lm, seat = self._seated(conn)
+        started = time.perf_counter()
+        decision = await self.hub.execute(lm, lambda m: m.decide_move(seat, msg.seq, msg.move, self.clock()))
+        if isinstance(decision, Duplicate):
+            conn.send(decision.ack)
+            return
+        self.metrics.moves.inc()
+        self.metrics.ack_latency.observe(time.perf_counter() - started)
+
+    async def on_finish(self, conn: Connection, msg: p.Finish) -> None:
+        lm, seat = self._seated(conn)
+        await self.hub.execute(lm, lambda m: m.decide_finish(seat, self.clock()))
+
+    async def on_resign(self, conn: Connection, msg: p.Resign) -> None:
+        lm, seat = self._seated(conn)
+        await self.hub.execute(lm, lambda m: m.decide_finish(seat, self.clock(), "resign"))
+
+    async def on_rematch(self, conn: Connection, msg: p.Rematch) -> None:
+        lm, seat = self._seated(conn)
+        await self.hub.execute(lm, lambda m: m.decide_rematch(seat, new_code(), self.clock()))
+
+    async def on_leave(self, conn: Connection, msg: p.Leave) -> None:
+        lm, seat = self._seated(conn)
+        await self.hub.execute(lm, lambda m: m.decide_leave(seat, self.clock()))
+        self.hub.detach(lm, conn)
+        conn.live, conn.seat = None, None
+
+    async def on_hint(self, conn: Connection, msg: p.HintRequest) -> None:
+        lm, seat = self._seated(conn)
+        game = _practice_game(lm.match, seat)
+        from .engine.players import hint
+
+        move = hint(game, random.Random())
+        conn.send(p.Hint(move=None if move is None else str(move)))
+
+    async def on_undo(self, conn: Connection, msg: p.UndoRequest) -> None:
+        lm, seat = self._seated(conn)
+        await self.hub.execute(lm, lambda m: m.decide_undo(seat, self.clock()))
+
+
+def _practice_game(match: Match, seat: int) -> Any:
+    if not match.practice:
+        raise MatchError(p.ErrorCode.NOT_ALLOWED, "hints are for practice games only")
+    game = match.seat(seat).game
+    if game is None or match.status != "playing":
+        raise MatchError(p.ErrorCode.WRONG_PHASE, "the game has not started")
+    return game
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _response(status: int, body: bytes, content_type: str) -> Response:
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    headers["Cache-Control"] = "no-cache"
+    reason = {200: "OK", 403: "Forbidden", 404: "Not Found", 503: "Service Unavailable"}[status]
+    return Response(status, reason, headers, body)
+
+
+async def run(settings: Settings, ready: Callable[[App], None] | None = None) -> None:
+    """Serve until SIGTERM/SIGINT, then shut down cleanly."""
+    import signal
+
+    app = App(settings, open_store(settings.store_url), open_bus(settings.bus_url))
+    await app.start()
+    stop = asyncio.get_running_loop().create_future()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, _resolve, stop)
+    if ready:
+        ready(app)
+    try:
+        await stop
+    finally:
+        await app.shutdown()

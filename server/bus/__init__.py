@@ -1,0 +1,40 @@
+"""Pub/sub between server processes, behind one small interface.
+
+Like encode/broadcaster, the backend is picked by URL scheme: ``memory://``
+(one process, the embedded default) or ``redis://``. A bus only moves text;
+what the text means (a batch of match events) is the hub's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+Handler = Callable[[str], None]
+
+
+class Bus(Protocol):
+    @property
+    def healthy(self) -> bool: ...
+
+    async def publish(self, channel: str, data: str) -> None:
+        """Deliver ``data`` to every process subscribed to ``channel`` (at most once)."""
+
+    async def subscribe(self, channel: str, handler: Handler) -> None: ...
+
+    async def unsubscribe(self, channel: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def open_bus(url: str) -> Bus:
+    scheme = url.split("://", 1)[0]
+    if scheme == "memory":
+        from .memory import MemoryBus
+
+        return MemoryBus()
+    if scheme in ("redis", "rediss", "unix"):
+        from .redis import RedisBus
+
+        return RedisBus(url)
+    raise ValueError(f"no bus for {url!r}: use memory:// or redis://")

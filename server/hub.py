@@ -1,0 +1,328 @@
+"""The asyncio shell around matches: it only moves messages.
+
+For every command: decide (pure, ``match.py``), append to the store (durable,
+conditional on the last ``ev``), publish on the bus, then apply and fan the
+renderings out to this process's connections. Events other processes
+appended arrive over the bus and take the same apply path; a gap in ``ev``
+is filled from the store, so every connection sees every event once, in
+order, whichever process decided it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import protocol as p
+from .bus import Bus
+from .match import (
+    DEFAULT_GRACE_MS,
+    Connected,
+    Duplicate,
+    Event,
+    Match,
+    MatchError,
+    Opened,
+    RematchOpened,
+    decode_events,
+    encode_events,
+    receives,
+)
+from .store import Conflict, Store, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+LOBBY_TTL_MS = 30 * 60_000
+FINISHED_TTL_MS = 10 * 60_000
+APPEND_ATTEMPTS = 8
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(p.CODE_ALPHABET) for _ in range(p.CODE_LENGTH))
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)  # 192 bits
+
+
+class Peer(Protocol):
+    """A connection as the hub sees it: an id, a queue to write to, a way to close."""
+
+    id: str
+
+    def send(self, message: p.Message | str) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+@dataclass
+class LiveMatch:
+    """A match this process holds in memory, with its local audience."""
+
+    match: Match
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    seats: dict[int, Peer] = field(default_factory=dict)
+    spectators: set[Peer] = field(default_factory=set)
+    timer: asyncio.TimerHandle | None = None
+
+
+class Hub:
+    def __init__(
+        self,
+        store: Store,
+        bus: Bus,
+        *,
+        clock: Callable[[], int] = now_ms,
+        grace_ms: int = DEFAULT_GRACE_MS,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.clock = clock
+        self.grace_ms = grace_ms
+        self.live: dict[str, LiveMatch] = {}
+        self._loading: dict[str, asyncio.Future[LiveMatch]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._on_event = on_event
+
+    # -------------------------------------------------------------- lookup
+
+    async def get(self, match_id: str) -> LiveMatch:
+        """The live match, loaded from the store (and subscribed) on first use."""
+        lm = self.live.get(match_id)
+        if lm is None:
+            pending = self._loading.get(match_id)
+            if pending is None:
+                pending = asyncio.ensure_future(self._load(match_id))
+                self._loading[match_id] = pending
+                pending.add_done_callback(lambda _: self._loading.pop(match_id, None))
+            lm = await asyncio.shield(pending)
+        if self.expired(lm.match):
+            self.drop(match_id)
+            raise MatchError(p.ErrorCode.NOT_FOUND, f"match {match_id} has expired")
+        return lm
+
+    async def _load(self, match_id: str) -> LiveMatch:
+        await self.bus.subscribe(_channel(match_id), lambda data: self._on_bus(match_id, data))
+        try:
+            events = await self.store.events(match_id)
+        except StoreUnavailable:
+            await self.bus.unsubscribe(_channel(match_id))
+            raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
+        if not events:
+            await self.bus.unsubscribe(_channel(match_id))
+            raise MatchError(p.ErrorCode.NOT_FOUND, f"no match {match_id}")
+        lm = LiveMatch(Match.from_events(events, self.grace_ms))
+        self.live[match_id] = lm
+        self._schedule(lm)
+        return lm
+
+    def expired(self, m: Match) -> bool:
+        now = self.clock()
+        if m.status == "lobby":
+            return now > m.created_at + LOBBY_TTL_MS
+        if m.status == "finished":
+            return now > m.decided_at + FINISHED_TTL_MS
+        return False
+
+    # ------------------------------------------------------------ commands
+
+    async def open(self, events: list[Event]) -> LiveMatch:
+        """Start a new match log (create, rematch); Conflict if the id is taken."""
+        opened = events[0]
+        assert isinstance(opened, Opened)
+        await self._append(opened.match, 0, events)
+        await self.bus.subscribe(_channel(opened.match), lambda data: self._on_bus(opened.match, data))
+        lm = LiveMatch(Match(opened, self.grace_ms))
+        self.live[opened.match] = lm
+        self._apply(lm, events[1:])
+        return lm
+
+    async def execute(
+        self, lm: LiveMatch, decide: Callable[[Match], list[Event] | Duplicate]
+    ) -> list[Event] | Duplicate:
+        """Decide, make durable, publish, apply: the one path every change takes."""
+        async with lm.lock:
+            for _ in range(APPEND_ATTEMPTS):
+                decision = decide(lm.match)
+                if isinstance(decision, Duplicate) or not decision:
+                    return decision
+                try:
+                    await self._append(lm.match.id, lm.match.ev, decision)
+                except Conflict:
+                    await self._catch_up(lm)
+                    continue
+                self._apply(lm, decision)
+                await self._publish(lm.match.id, decision)
+                await self._after(lm, decision)
+                return decision
+        raise MatchError(p.ErrorCode.UNAVAILABLE, "the match is busy; try again")
+
+    async def _append(self, match_id: str, expected: int, events: list[Event]) -> None:
+        try:
+            await self.store.append(match_id, expected, events)
+        except StoreUnavailable:
+            raise MatchError(
+                p.ErrorCode.UNAVAILABLE, "the store is unavailable; nothing was changed"
+            ) from None
+
+    async def _publish(self, match_id: str, events: list[Event]) -> None:
+        try:
+            await self.bus.publish(_channel(match_id), encode_events(events))
+        except Exception:  # the events are durable; other processes catch up from the store
+            log.warning("publish failed for %s", match_id, exc_info=True)
+
+    async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
+        """Follow-ups of a decision: a rematch opens its new match here, once."""
+        for e in events:
+            if isinstance(e, RematchOpened):
+                seed = secrets.token_hex(8)
+                try:
+                    await self.open(lm.match.rematch_log(e.match, seed, self.clock()))
+                except Conflict:
+                    log.warning("rematch id %s was taken", e.match)
+
+    async def _catch_up(self, lm: LiveMatch) -> None:
+        try:
+            events = await self.store.events(lm.match.id, lm.match.ev)
+        except StoreUnavailable:
+            raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
+        self._apply(lm, events)
+
+    def tick_soon(self, lm: LiveMatch) -> None:
+        self._spawn(self._tick(lm))
+
+    async def _tick(self, lm: LiveMatch) -> None:
+        try:
+            await self.execute(lm, lambda m: m.tick(self.clock()))
+        except MatchError:
+            log.warning("tick for %s failed; retrying", lm.match.id)
+            lm.timer = asyncio.get_running_loop().call_later(1.0, self.tick_soon, lm)
+
+    # ------------------------------------------------------ apply, fan-out
+
+    def _on_bus(self, match_id: str, data: str) -> None:
+        lm = self.live.get(match_id)
+        if lm is None:
+            return
+        events = decode_events(data)
+        if events and events[0].ev > lm.match.ev + 1:
+            self._spawn(self._locked_catch_up(lm))
+            return
+        self._apply(lm, events)
+
+    async def _locked_catch_up(self, lm: LiveMatch) -> None:
+        async with lm.lock:
+            try:
+                await self._catch_up(lm)
+            except MatchError:
+                log.warning("catch-up of %s failed", lm.match.id)
+
+    def _apply(self, lm: LiveMatch, events: list[Event]) -> None:
+        m = lm.match
+        for e in events:
+            if e.ev <= m.ev:
+                continue  # already applied (our own events, echoed back)
+            m.apply(e)
+            if self._on_event:
+                self._on_event(e)
+            if isinstance(e, Connected):
+                self._take_over(lm, e)
+            self._fan_out(lm, e)
+        self._schedule(lm)
+
+    def _fan_out(self, lm: LiveMatch, e: Event) -> None:
+        for audience, message in lm.match.render(e):
+            kind, n = audience
+            if kind == "seat":
+                peer = lm.seats.get(n)
+                if peer is not None:
+                    peer.send(message)
+                continue
+            text = p.encode(message)  # encoded once for every receiver
+            for seat, peer in lm.seats.items():
+                if receives(audience, seat):
+                    peer.send(text)
+            if receives(audience, -1):
+                for peer in lm.spectators:
+                    peer.send(text)
+
+    def _take_over(self, lm: LiveMatch, e: Connected) -> None:
+        old = lm.seats.get(e.seat)
+        if old is not None and old.id != e.conn:
+            del lm.seats[e.seat]
+            old.send(
+                p.Error(code=p.ErrorCode.TAKEN_OVER, message="this seat was taken over by a newer connection")
+            )
+            old.close(1000, "seat taken over")
+
+    def _schedule(self, lm: LiveMatch) -> None:
+        if lm.timer is not None:
+            lm.timer.cancel()
+            lm.timer = None
+        deadline = lm.match.next_deadline()
+        if deadline is not None:
+            delay = max(0.0, (deadline - self.clock()) / 1000)
+            lm.timer = asyncio.get_running_loop().call_later(delay, self.tick_soon, lm)
+
+    # ------------------------------------------------------------ audience
+
+    def attach_seat(self, lm: LiveMatch, seat: int, peer: Peer) -> None:
+        lm.seats[seat] = peer
+
+    def detach(self, lm: LiveMatch, peer: Peer) -> int | None:
+        """Forget a peer; return the seat it held, if it still held one."""
+        lm.spectators.discard(peer)
+        for seat, held in list(lm.seats.items()):
+            if held is peer:
+                del lm.seats[seat]
+                return seat
+        return None
+
+    # ------------------------------------------------------------- upkeep
+
+    def sweep(self) -> list[str]:
+        """Drop expired matches from memory, telling whoever still watches."""
+        gone = [mid for mid, lm in self.live.items() if self.expired(lm.match)]
+        for mid in gone:
+            self.drop(mid)
+        return gone
+
+    def drop(self, match_id: str) -> None:
+        lm = self.live.pop(match_id, None)
+        if lm is None:
+            return
+        if lm.timer is not None:
+            lm.timer.cancel()
+        for peer in [*lm.seats.values(), *lm.spectators]:
+            peer.send(p.Error(code=p.ErrorCode.NOT_FOUND, message=f"match {match_id} has expired"))
+        lm.seats.clear()
+        lm.spectators.clear()
+        self._spawn(self.bus.unsubscribe(_channel(match_id)))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        for mid in list(self.live):
+            lm = self.live.pop(mid)
+            if lm.timer is not None:
+                lm.timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _channel(match_id: str) -> str:
+    return f"grip:match:{match_id}"

@@ -1,0 +1,737 @@
+"""A match as an event-sourced state machine: commands in, events out, no I/O.
+
+A match *is* its event log. ``Match.decide_*`` turns a command into new
+events (or a ``MatchError``) without changing anything; the shell makes them
+durable (a conditional append at ``expected_ev``), then every process that
+cares calls ``apply`` and ``render`` for each, in ``ev`` order. Because the
+state is a fold of the log, any process can rebuild any match, a resume can
+replay exactly what a seat missed, and two processes racing to change a match
+conflict at the append instead of corrupting it.
+
+Times are milliseconds since the epoch, always passed in (``now``), so tests
+drive the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from . import protocol as p
+from .engine import Game, IllegalMove, InvalidMove, Move, rating
+
+COUNTDOWN_MS = 3000
+DEFAULT_GRACE_MS = 60_000
+
+# ------------------------------------------------------------------ events
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    ev: int
+    at: int
+
+
+class Opened(_Event):
+    kind: Literal["opened"] = "opened"
+    match: str
+    variant: str
+    seed: str
+    seats: int
+    time_limit_s: int
+    practice: bool = False
+
+
+class Seated(_Event):
+    kind: Literal["seated"] = "seated"
+    seat: int
+    name: str
+    token_hash: str
+    player: str | None = None
+
+
+class Left(_Event):
+    kind: Literal["left"] = "left"
+    seat: int
+
+
+class Readied(_Event):
+    kind: Literal["readied"] = "readied"
+    seat: int
+
+
+class Connected(_Event):
+    kind: Literal["connected"] = "connected"
+    seat: int
+    conn: str
+
+
+class Disconnected(_Event):
+    kind: Literal["disconnected"] = "disconnected"
+    seat: int
+    conn: str
+
+
+class CountdownStarted(_Event):
+    kind: Literal["countdown"] = "countdown"
+    starts_at: int
+
+
+class Started(_Event):
+    kind: Literal["started"] = "started"
+    ends_at: int
+
+
+class Numbers(BaseModel):
+    """A racer's progress after an event: what the opponent may learn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    leftover: int
+    on_grid: int
+    complete: int
+    moves: int
+
+
+class Moved(_Event):
+    kind: Literal["moved"] = "moved"
+    seat: int
+    seq: int
+    move: str
+    numbers: Numbers
+
+
+class Undone(_Event):
+    kind: Literal["undone"] = "undone"
+    seat: int
+    numbers: Numbers
+
+
+Reason = Literal["over", "finish", "resign", "timeout", "abandoned"]
+
+
+class Ended(_Event):
+    kind: Literal["ended"] = "ended"
+    seat: int
+    reason: Reason
+    score: int
+
+
+class Decided(_Event):
+    kind: Literal["decided"] = "decided"
+    result: p.Result
+
+
+class RematchAsked(_Event):
+    kind: Literal["rematch_asked"] = "rematch_asked"
+    seat: int
+
+
+class RematchOpened(_Event):
+    kind: Literal["rematch_opened"] = "rematch_opened"
+    match: str
+
+
+Event = Annotated[
+    Opened
+    | Seated
+    | Left
+    | Readied
+    | Connected
+    | Disconnected
+    | CountdownStarted
+    | Started
+    | Moved
+    | Undone
+    | Ended
+    | Decided
+    | RematchAsked
+    | RematchOpened,
+    Field(discriminator="kind"),
+]
+EVENT = TypeAdapter[Event](Event)
+
+
+def encode_events(events: Sequence[Event]) -> str:
+    return "[" + ",".join(e.model_dump_json() for e in events) + "]"
+
+
+def decode_events(data: str | bytes) -> list[Event]:
+    return TypeAdapter(list[Event]).validate_json(data)
+
+
+# ------------------------------------------------------------------ state
+
+
+class MatchError(Exception):
+    """A command the match refuses, with the protocol's error code."""
+
+    def __init__(self, code: p.ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class SeatState:
+    name: str
+    token_hash: str
+    player: str | None
+    ready: bool = False
+    conn: str | None = None
+    gone_since: int | None = None  # disconnected during play since (ms)
+    game: Game | None = None
+    seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
+    last_ack_ev: int = 0
+    last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
+    ended: Ended | None = None
+    rematch: bool = False
+
+    @property
+    def last_seq(self) -> int:
+        return len(self.seq_moves)
+
+
+Status = Literal["lobby", "countdown", "playing", "finished"]
+Audience = tuple[Literal["all", "seat", "others", "spectators"], int]
+ALL: Audience = ("all", -1)
+SPECTATORS: Audience = ("spectators", -1)
+
+
+@dataclass
+class Duplicate:
+    """A resent move already applied: answer with the same ack again."""
+
+    ack: p.Ack
+
+
+class Match:
+    """One match's state, folded from its events."""
+
+    def __init__(self, opened: Opened, grace_ms: int = DEFAULT_GRACE_MS) -> None:
+        self.id = opened.match
+        self.variant = opened.variant
+        self.seed = opened.seed
+        self.capacity = opened.seats
+        self.time_limit_s = opened.time_limit_s
+        self.practice = opened.practice
+        self.created_at = opened.at
+        self.grace_ms = grace_ms
+        self.seats: list[SeatState | None] = [None] * opened.seats
+        self.status: Status = "lobby"
+        self.starts_at = 0
+        self.started_at = 0
+        self.ends_at = 0
+        self.result: p.Result | None = None
+        self.decided_at = 0
+        self.rematch_match: str | None = None
+        self.ev = opened.ev
+
+    # ------------------------------------------------------------ helpers
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event], grace_ms: int = DEFAULT_GRACE_MS) -> Match:
+        it = iter(events)
+        first = next(it)
+        if not isinstance(first, Opened):
+            raise ValueError("a match log starts with 'opened'")
+        match = cls(first, grace_ms)
+        for event in it:
+            match.apply(event)
+        return match
+
+    def seat(self, n: int) -> SeatState:
+        s = self.seats[n]
+        if s is None:
+            raise MatchError(p.ErrorCode.NOT_FOUND, f"seat {n} is empty")
+        return s
+
+    def seat_of_token(self, token: str) -> int:
+        h = hash_token(token)
+        for n, s in enumerate(self.seats):
+            if s is not None and hmac.compare_digest(s.token_hash, h):
+                return n
+        raise MatchError(p.ErrorCode.BAD_TOKEN, "that token holds no seat in this match")
+
+    def _game(self, n: int) -> Game:
+        game = self.seat(n).game
+        assert game is not None
+        return game
+
+    def _next(self) -> _Counter:
+        return _Counter(self.ev)
+
+    def _playing_seat(self, n: int, now: int) -> SeatState:
+        if self.status != "playing":
+            raise MatchError(p.ErrorCode.WRONG_PHASE, f"the match is in its {self.status}, not playing")
+        s = self.seat(n)
+        if s.ended is not None:
+            raise MatchError(p.ErrorCode.WRONG_PHASE, "your game has ended")
+        if now >= self.ends_at:
+            raise MatchError(p.ErrorCode.WRONG_PHASE, "the time is up")
+        return s
+
+    # ----------------------------------------------------------- commands
+
+    @staticmethod
+    def open(
+        match_id: str,
+        *,
+        variant: str,
+        seed: str,
+        seats: int,
+        time_limit_s: int,
+        name: str,
+        token: str,
+        player: str | None,
+        now: int,
+        practice: bool = False,
+    ) -> list[Event]:
+        return [
+            Opened(
+                ev=1,
+                at=now,
+                match=match_id,
+                variant=variant,
+                seed=seed,
+                seats=seats,
+                time_limit_s=time_limit_s,
+                practice=practice,
+            ),
+            Seated(ev=2, at=now, seat=0, name=name, token_hash=hash_token(token), player=player),
+        ]
+
+    def rematch_log(self, new_match: str, seed: str, now: int) -> list[Event]:
+        """The opening events of the rematch: a new seed, the same seats and tokens."""
+        events: list[Event] = [
+            Opened(
+                ev=1,
+                at=now,
+                match=new_match,
+                variant=self.variant,
+                seed=seed,
+                seats=self.capacity,
+                time_limit_s=self.time_limit_s,
+                practice=self.practice,
+            )
+        ]
+        for n, s in enumerate(self.seats):
+            if s is not None:
+                events.append(
+                    Seated(
+                        ev=len(events) + 1,
+                        at=now,
+                        seat=n,
+                        name=s.name,
+                        token_hash=s.token_hash,
+                        player=s.player,
+                    )
+                )
+        return events
+
+    def decide_join(self, name: str, token: str, player: str | None, now: int) -> list[Event]:
+        if self.status != "lobby":
+            raise MatchError(p.ErrorCode.WRONG_PHASE, "this match has already started")
+        free = [n for n, s in enumerate(self.seats) if s is None]
+        if not free:
+            raise MatchError(p.ErrorCode.FULL, "both seats are taken")
+        c = self._next()
+        return [Seated(ev=c(), at=now, seat=free[0], name=name, token_hash=hash_token(token), player=player)]
+
+    def decide_connect(self, seat: int, conn: str, now: int) -> list[Event]:
+        self.seat(seat)
+        return [Connected(ev=self.ev + 1, at=now, seat=seat, conn=conn)]
+
+    def decide_disconnect(self, seat: int, conn: str, now: int) -> list[Event]:
+        s = self.seats[seat]
+        if s is None or s.conn != conn:
+            return []  # an older connection, already taken over
+        return [Disconnected(ev=self.ev + 1, at=now, seat=seat, conn=conn)]
+
+    def decide_leave(self, seat: int, now: int) -> list[Event]:
+        if self.status == "lobby":
+            return [Left(ev=self.ev + 1, at=now, seat=seat)]
+        if self.status in ("countdown", "playing") and self.seat(seat).ended is None:
+            return self._end([seat], "resign", now)
+        return []
+
+    def decide_ready(self, seat: int, now: int) -> list[Event]:
+        if self.status != "lobby":
+            raise MatchError(p.ErrorCode.WRONG_PHASE, "the match is not in its lobby")
+        if self.seat(seat).ready:
+            return []
+        c = self._next()
+        events: list[Event] = [Readied(ev=c(), at=now, seat=seat)]
+        others_ready = all(s is not None and (s.ready or n == seat) for n, s in enumerate(self.seats))
+        if others_ready:
+            events.append(CountdownStarted(ev=c(), at=now, starts_at=now + COUNTDOWN_MS))
+        return events
+
+    def decide_move(self, seat: int, seq: int, text: str, now: int) -> list[Event] | Duplicate:
+        s = self.seat(seat)
+        if 1 <= seq <= s.last_seq:
+            return Duplicate(self._ack_for(seat, seq))
+        s = self._playing_seat(seat, now)
+        if seq != s.last_seq + 1:
+            raise MatchError(p.ErrorCode.OUT_OF_ORDER, f"expected seq {s.last_seq + 1}, got {seq}")
+        game = self._game(seat)
+        try:
+            move = Move.parse(text)
+            game.play(move)
+        except (InvalidMove, IllegalMove) as exc:
+            raise MatchError(p.ErrorCode.ILLEGAL, str(exc)) from None
+        numbers, over = _numbers(game), game.is_over
+        game.undo()
+        c = self._next()
+        events: list[Event] = [Moved(ev=c(), at=now, seat=seat, seq=seq, move=str(move), numbers=numbers)]
+        if over:
+            events += self._end([seat], "over", now, c)
+        return events
+
+    def decide_undo(self, seat: int, now: int) -> list[Event]:
+        if not self.practice:
+            raise MatchError(p.ErrorCode.NOT_ALLOWED, "undo is for practice games only")
+        self._playing_seat(seat, now)
+        game = self._game(seat)
+        if not game.moves:
+            raise MatchError(p.ErrorCode.ILLEGAL, "there is no move to undo")
+        undone = game.undo()
+        numbers = _numbers(game)
+        for m in undone:
+            game.play(m)
+        return [Undone(ev=self.ev + 1, at=now, seat=seat, numbers=numbers)]
+
+    def decide_finish(self, seat: int, now: int, reason: Reason = "finish") -> list[Event]:
+        self._playing_seat(seat, now)
+        return self._end([seat], reason, now)
+
+    def decide_rematch(self, seat: int, new_match: str, now: int) -> list[Event]:
+        if self.status != "finished":
+            raise MatchError(p.ErrorCode.WRONG_PHASE, "a rematch comes after the result")
+        if self.rematch_match is not None:
+            return []
+        if self.seat(seat).rematch:
+            return []
+        c = self._next()
+        events: list[Event] = [RematchAsked(ev=c(), at=now, seat=seat)]
+        if all(s is not None and (s.rematch or n == seat) for n, s in enumerate(self.seats)):
+            events.append(RematchOpened(ev=c(), at=now, match=new_match))
+        return events
+
+    def tick(self, now: int) -> list[Event]:
+        """Events that are due by ``now``: start after the countdown, time-outs, abandonment."""
+        if self.status == "countdown" and now >= self.starts_at:
+            start = self.starts_at
+            return [Started(ev=self.ev + 1, at=start, ends_at=start + self.time_limit_s * 1000)]
+        if self.status != "playing":
+            return []
+        if now >= self.ends_at:
+            return self._end(self._open_seats(), "timeout", self.ends_at)
+        gone = [
+            n
+            for n in self._open_seats()
+            if (s := self.seats[n]) is not None
+            and s.gone_since is not None
+            and now >= s.gone_since + self.grace_ms
+        ]
+        if gone:
+            return self._end(gone, "abandoned", now)
+        return []
+
+    def next_deadline(self) -> int | None:
+        """When ``tick`` next has something to do (ms), if ever."""
+        if self.status == "countdown":
+            return self.starts_at
+        if self.status != "playing":
+            return None
+        times = [self.ends_at]
+        for n in self._open_seats():
+            s = self.seats[n]
+            if s is not None and s.gone_since is not None:
+                times.append(s.gone_since + self.grace_ms)
+        return min(times)
+
+    def _open_seats(self) -> list[int]:
+        return [n for n, s in enumerate(self.seats) if s is not None and s.ended is None]
+
+    def _end(self, seats: list[int], reason: Reason, now: int, c: _Counter | None = None) -> list[Event]:
+        c = c or self._next()
+        events: list[Event] = []
+        ended: dict[int, Ended] = {}
+        for n in seats:
+            e = Ended(ev=c(), at=now, seat=n, reason=reason, score=self._game(n).leftover)
+            events.append(e)
+            ended[n] = e
+        for n, s in enumerate(self.seats):
+            if s is not None and s.ended is not None:
+                ended[n] = s.ended
+        if len(ended) == sum(s is not None for s in self.seats):
+            events.append(Decided(ev=c(), at=now, result=self._result(ended, c.peek())))
+        return events
+
+    def _result(self, ended: dict[int, Ended], ev: int) -> p.Result:
+        seats = []
+        for n in sorted(ended):
+            s, e = self.seat(n), ended[n]
+            game = self._game(n)
+            seats.append(
+                p.SeatResult(
+                    seat=n,
+                    name=s.name,
+                    score=e.score,
+                    rating=rating(e.score),
+                    on_grid=game.on_grid,
+                    complete=game.complete,
+                    reason=e.reason,
+                    finished_at=e.at,
+                    moves=[str(m) for m in game.moves],
+                )
+            )
+        winner, draw = race_winner(list(ended.values())) if len(ended) == 2 else (None, False)
+        return p.Result(
+            ev=ev,
+            match=self.id,
+            variant=self.variant,
+            seed=self.seed,
+            started_at=self.started_at,
+            seats=seats,
+            winner=winner,
+            draw=draw,
+        )
+
+    # --------------------------------------------------------------- fold
+
+    def apply(self, e: Event) -> None:
+        if e.ev != self.ev + 1:
+            raise ValueError(f"match {self.id}: event {e.ev} does not follow {self.ev}")
+        self.ev = e.ev
+        if isinstance(e, Seated):
+            self.seats[e.seat] = SeatState(e.name, e.token_hash, e.player)
+        elif isinstance(e, Left):
+            self.seats[e.seat] = None
+        elif isinstance(e, Readied):
+            self.seat(e.seat).ready = True
+        elif isinstance(e, Connected):
+            seat = self.seat(e.seat)
+            seat.conn, seat.gone_since = e.conn, None
+        elif isinstance(e, Disconnected):
+            seat = self.seat(e.seat)
+            seat.conn = None
+            if self.status in ("countdown", "playing"):
+                seat.gone_since = e.at
+        elif isinstance(e, CountdownStarted):
+            self.status, self.starts_at = "countdown", e.starts_at
+            for s in self.seats:
+                if s is not None and s.conn is None:
+                    s.gone_since = e.at
+        elif isinstance(e, Started):
+            self.status, self.started_at, self.ends_at = "playing", e.at, e.ends_at
+            for s in self.seats:
+                if s is not None:
+                    s.game = Game.new(self.seed, self.variant)
+        elif isinstance(e, Moved):
+            mover = self.seat(e.seat)
+            mover.last_recorded = self._game(e.seat).play(e.move)
+            mover.seq_moves.append(e.move)
+            mover.last_ack_ev = e.ev
+        elif isinstance(e, Undone):
+            self._game(e.seat).undo()
+        elif isinstance(e, Ended):
+            self.seat(e.seat).ended = e
+        elif isinstance(e, Decided):
+            self.status, self.result, self.decided_at = "finished", e.result, e.at
+        elif isinstance(e, RematchAsked):
+            self.seat(e.seat).rematch = True
+        elif isinstance(e, RematchOpened):
+            self.rematch_match = e.match
+
+    # ------------------------------------------------------------- render
+
+    def lobby(self, ev: int | None = None) -> p.Lobby:
+        return p.Lobby(
+            ev=self.ev if ev is None else ev,
+            match=self.id,
+            variant=self.variant,
+            solo=self.capacity == 1,
+            time_limit_s=self.time_limit_s,
+            status=self.status,
+            seats=[
+                p.SeatInfo(seat=n, name=s.name, ready=s.ready, connected=s.conn is not None)
+                for n, s in enumerate(self.seats)
+                if s is not None
+            ],
+        )
+
+    def view(self, seat: int) -> p.View | None:
+        game = self.seat(seat).game
+        return None if game is None else p.View.model_validate(game.player_view())
+
+    def progress(self, seat: int, ev: int | None = None) -> p.Progress:
+        s = self.seat(seat)
+        g = s.game or Game.new(self.seed, self.variant)
+        return p.Progress(
+            ev=self.ev if ev is None else ev,
+            seat=seat,
+            leftover=g.leftover,
+            on_grid=g.on_grid,
+            complete=g.complete,
+            moves=len(g.moves),
+            finished=s.ended is not None,
+        )
+
+    def render(self, e: Event) -> list[tuple[Audience, p.Message]]:
+        """What each audience receives for an event just applied."""
+        if isinstance(e, Seated | Left | Readied | Connected | Disconnected):
+            return [(ALL, self.lobby(e.ev))]
+        if isinstance(e, CountdownStarted):
+            return [(ALL, self.lobby(e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]
+        if isinstance(e, Started):
+            out: list[tuple[Audience, p.Message]] = []
+            boards = []
+            for n, s in enumerate(self.seats):
+                if s is not None:
+                    v = self.view(n)
+                    boards.append(v)
+                    out.append((("seat", n), p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, view=v)))
+            out.append(
+                (
+                    SPECTATORS,
+                    p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, boards=[b for b in boards if b]),
+                )
+            )
+            return out
+        if isinstance(e, Moved | Undone):
+            return self._render_move(e)
+        if isinstance(e, Ended):
+            return [(ALL, p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at))]
+        if isinstance(e, Decided):
+            return [(ALL, e.result)]
+        if isinstance(e, RematchOpened):
+            return [(ALL, p.Rematched(ev=e.ev, match=e.match))]
+        return []
+
+    def _render_move(self, e: Moved | Undone) -> list[tuple[Audience, p.Message]]:
+        view = self.view(e.seat)
+        assert view is not None
+        prog = p.Progress(
+            ev=e.ev, seat=e.seat, finished=self.seat(e.seat).ended is not None, **e.numbers.model_dump()
+        )
+        if isinstance(e, Moved):
+            recorded = [str(m) for m in self.seat(e.seat).last_recorded]
+            mine: p.Message = p.Ack(seq=e.seq, ev=e.ev, move=e.move, auto=recorded[1:], view=view)
+            board = p.Board(ev=e.ev, seat=e.seat, move=e.move, auto=recorded[1:], view=view, progress=prog)
+        else:
+            mine = p.Undone(moves=[], view=view)
+            board = p.Board(ev=e.ev, seat=e.seat, move="undo", view=view, progress=prog)
+        return [(("seat", e.seat), mine), (("others", e.seat), prog), (SPECTATORS, board)]
+
+    def _ack_for(self, seat: int, seq: int) -> p.Ack:
+        """The ack of an applied seq, rebuilt by replaying that seat's moves up to it."""
+        s = self.seat(seat)
+        game = Game.new(self.seed, self.variant)
+        recorded: list[Move] = []
+        for text in s.seq_moves[:seq]:
+            recorded = game.play(text)
+        ev = s.last_ack_ev if seq == s.last_seq else 0
+        return p.Ack(
+            seq=seq,
+            ev=ev,
+            move=s.seq_moves[seq - 1],
+            auto=[str(m) for m in recorded[1:]],
+            view=p.View.model_validate(game.player_view()),
+        )
+
+    def snapshot_for_spectator(self) -> p.Watching:
+        boards = []
+        for n, s in enumerate(self.seats):
+            if s is None:
+                continue
+            boards.append(
+                p.SeatSnapshot(
+                    seat=n,
+                    progress=self.progress(n),
+                    view=self.view(n),
+                    moves=[str(m) for m in s.game.moves] if s.game else [],
+                )
+            )
+        return p.Watching(match=self.id, ev=self.ev, lobby=self.lobby(), boards=boards, result=self.result)
+
+    def snapshot_for_seat(self, seat: int, missed: list[p.Message]) -> p.Resumed:
+        return p.Resumed(
+            match=self.id,
+            seat=seat,
+            ev=self.ev,
+            last_seq=self.seat(seat).last_seq,
+            lobby=self.lobby(),
+            view=self.view(seat),
+            opponents=[self.progress(n) for n, s in enumerate(self.seats) if s is not None and n != seat],
+            result=self.result,
+            missed=missed,  # type: ignore[arg-type]
+        )
+
+
+def missed_events(
+    events: Sequence[Event], seat: int, after: int, grace_ms: int = DEFAULT_GRACE_MS
+) -> list[p.Message]:
+    """Replay a log and keep what ``seat`` would have received after ``after``, in order."""
+    match = Match.from_events(events[:1], grace_ms)
+    out: list[p.Message] = []
+    for e in events[1:]:
+        match.apply(e)
+        if e.ev <= after:
+            continue
+        for audience, message in match.render(e):
+            if receives(audience, seat) and not isinstance(message, p.Ack | p.Undone):
+                out.append(message)
+    return out
+
+
+def receives(audience: Audience, seat: int) -> bool:
+    """Whether the racer in ``seat`` (or a spectator, seat -1) is in ``audience``."""
+    kind, n = audience
+    if kind == "all":
+        return True
+    if kind == "spectators":
+        return seat < 0
+    if kind == "seat":
+        return seat == n
+    return seat != n  # "others": the opponents and the spectators
+
+
+def race_winner(ended: list[Ended]) -> tuple[int | None, bool]:
+    """RULES.md "Race result": resigning loses; then lower score; then earlier finish."""
+    a, b = sorted(ended, key=lambda e: e.seat)
+    if (a.reason == "resign") != (b.reason == "resign"):
+        return (b.seat if a.reason == "resign" else a.seat), False
+    ka, kb = (a.score, a.at), (b.score, b.at)
+    if ka == kb:
+        return None, True
+    return (a.seat if ka < kb else b.seat), False
+
+
+def _numbers(game: Game) -> Numbers:
+    return Numbers(
+        leftover=game.leftover, on_grid=game.on_grid, complete=game.complete, moves=len(game.moves)
+    )
+
+
+class _Counter:
+    """Hands out the ev numbers of a batch of events."""
+
+    def __init__(self, last: int) -> None:
+        self._last = last
+
+    def __call__(self) -> int:
+        self._last += 1
+        return self._last
+
+    def peek(self) -> int:
+        return self._last + 1

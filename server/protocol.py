@@ -1,0 +1,463 @@
+"""Protocol v1: every message, both directions, as pydantic v2 models.
+
+One JSON object per WebSocket text frame, discriminated by ``type``. The
+server parses client frames with ``parse_client`` (a typed ``ProtocolError``
+for anything malformed) and encodes with ``encode``. ``python -m
+server.protocol schema`` prints the JSON Schema of all messages; the
+committed ``docs/protocol.schema.json`` is checked against it by a test.
+
+Times are integers, milliseconds since the Unix epoch by the server's clock.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+PROTOCOL_VERSION = 1
+MAX_FRAME_BYTES = 4096
+
+# Share codes and match ids: no look-alikes (0/O, 1/I/L, 5/S, 2/Z, 8/B).
+CODE_ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
+CODE_LENGTH = 8
+
+MatchCode = Annotated[str, Field(pattern=f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")]
+Token = Annotated[str, Field(min_length=16, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+Name = Annotated[str, Field(min_length=1, max_length=24)]
+MoveText = Annotated[str, Field(min_length=1, max_length=12)]
+Seat = Annotated[int, Field(ge=0, le=1)]
+VariantName = Literal["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"]
+
+
+class ErrorCode(StrEnum):
+    """Every error a client can get; the message beside it is for people."""
+
+    BAD_JSON = "bad_json"
+    BAD_MESSAGE = "bad_message"
+    UNKNOWN_TYPE = "unknown_type"
+    NOT_FOUND = "not_found"
+    FULL = "full"
+    BAD_TOKEN = "bad_token"
+    WRONG_PHASE = "wrong_phase"
+    NOT_ALLOWED = "not_allowed"
+    ILLEGAL = "illegal"
+    OUT_OF_ORDER = "out_of_order"
+    RATE_LIMITED = "rate_limited"
+    TOO_LARGE = "too_large"
+    UNAVAILABLE = "unavailable"
+    TAKEN_OVER = "taken_over"
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ----------------------------------------------------------------- client -> server
+
+
+class Hello(Message):
+    """First message of a connection: who is playing (persistent identity)."""
+
+    type: Literal["hello"] = "hello"
+    v: Literal[1] = 1
+    name: Name | None = None
+    player: str | None = Field(default=None, max_length=64)
+    key: str | None = Field(default=None, max_length=128)
+
+
+class Create(Message):
+    """Open a match; ``seed`` or ``deal`` (a deal number) fixes the deal."""
+
+    type: Literal["create"] = "create"
+    variant: VariantName = "classic"
+    seats: Literal[1, 2] = 2
+    seed: str | None = Field(default=None, min_length=1, max_length=64)
+    deal: int | None = Field(default=None, ge=0, le=10**12)
+    time_limit_s: int = Field(default=600, ge=30, le=3600)
+    name: Name | None = None
+    bot: Literal["greedy", "lookahead"] | None = None  # "race a bot": the server seats one
+
+
+class Join(Message):
+    type: Literal["join"] = "join"
+    match: MatchCode
+    name: Name | None = None
+
+
+class Watch(Message):
+    type: Literal["watch"] = "watch"
+    match: MatchCode
+
+
+class Resume(Message):
+    """Reclaim a seat after a dropped connection; ``last_ev`` is the last event seen."""
+
+    type: Literal["resume"] = "resume"
+    match: MatchCode
+    token: Token
+    last_ev: int = Field(default=0, ge=0)
+
+
+class Ready(Message):
+    type: Literal["ready"] = "ready"
+
+
+class MoveMsg(Message):
+    """A move in RULES.md notation; ``seq`` counts this seat's moves from 1."""
+
+    type: Literal["move"] = "move"
+    seq: int = Field(ge=1, le=100_000)
+    move: MoveText
+
+
+class Finish(Message):
+    type: Literal["finish"] = "finish"
+
+
+class Resign(Message):
+    type: Literal["resign"] = "resign"
+
+
+class Rematch(Message):
+    type: Literal["rematch"] = "rematch"
+
+
+class Leave(Message):
+    type: Literal["leave"] = "leave"
+
+
+class HintRequest(Message):
+    type: Literal["hint"] = "hint"
+
+
+class UndoRequest(Message):
+    type: Literal["undo"] = "undo"
+
+
+ClientMessage = Annotated[
+    Hello
+    | Create
+    | Join
+    | Watch
+    | Resume
+    | Ready
+    | MoveMsg
+    | Finish
+    | Resign
+    | Rematch
+    | Leave
+    | HintRequest
+    | UndoRequest,
+    Field(discriminator="type"),
+]
+
+# ----------------------------------------------------------------- server -> client
+
+
+class WasteTop(Message):
+    top: str | None
+    count: int
+
+
+class View(Message):
+    """What one player may see of their own game: never the stock order (but in ``open``)."""
+
+    variant: str
+    grid: dict[str, list[str]]
+    waste: list[WasteTop]
+    stock_count: int
+    stock: list[str] | None = None
+    leftover: int
+    on_grid: int
+    complete: int
+    redeals_left: int
+    moves: int
+    legal: list[str]
+    over: bool
+    won: bool
+
+
+class Progress(Message):
+    """A racer's numbers: all the opponent of a racer ever learns of their game."""
+
+    type: Literal["progress"] = "progress"
+    ev: int
+    seat: Seat
+    leftover: int
+    on_grid: int
+    complete: int
+    moves: int
+    finished: bool
+
+
+class SeatInfo(Message):
+    seat: Seat
+    name: str
+    ready: bool
+    connected: bool
+
+
+class Welcome(Message):
+    type: Literal["welcome"] = "welcome"
+    player: str
+    key: str
+    name: str
+
+
+class Seated(Message):
+    """Answer to ``create``/``join``: keep ``token`` secret; it reclaims the seat."""
+
+    type: Literal["created", "joined"]
+    match: MatchCode
+    seat: Seat
+    token: str
+
+
+class Lobby(Message):
+    type: Literal["lobby"] = "lobby"
+    ev: int
+    match: MatchCode
+    variant: str
+    solo: bool
+    time_limit_s: int
+    status: Literal["lobby", "countdown", "playing", "finished"]
+    seats: list[SeatInfo]
+
+
+class Countdown(Message):
+    type: Literal["countdown"] = "countdown"
+    ev: int
+    starts_at: int
+
+
+class Start(Message):
+    """The race starts; racers get their own view, spectators every board."""
+
+    type: Literal["start"] = "start"
+    ev: int
+    started_at: int
+    ends_at: int
+    view: View | None = None
+    boards: list[View] | None = None
+
+
+class Ack(Message):
+    type: Literal["ack"] = "ack"
+    seq: int
+    ev: int
+    move: str
+    auto: list[str] = []
+    view: View
+
+
+class Rejected(Message):
+    type: Literal["rejected"] = "rejected"
+    seq: int
+    code: ErrorCode
+    message: str
+    view: View | None = None
+
+
+class Board(Message):
+    """Spectators only: a racer's move and their board after it."""
+
+    type: Literal["board"] = "board"
+    ev: int
+    seat: Seat
+    move: str
+    auto: list[str] = []
+    view: View
+    progress: Progress
+
+
+class Finished(Message):
+    type: Literal["finished"] = "finished"
+    ev: int
+    seat: Seat
+    score: int
+    reason: Literal["over", "finish", "resign", "timeout", "abandoned"]
+    at: int
+
+
+class SeatResult(Message):
+    seat: Seat
+    name: str
+    score: int
+    rating: str | None
+    on_grid: int
+    complete: int
+    reason: str
+    finished_at: int
+    moves: list[str]
+
+
+class Result(Message):
+    type: Literal["result"] = "result"
+    ev: int
+    match: MatchCode
+    variant: str
+    seed: str
+    started_at: int
+    seats: list[SeatResult]
+    winner: Seat | None
+    draw: bool
+
+
+class Rematched(Message):
+    """Both asked for a rematch: the same seats (and tokens) in a new match."""
+
+    type: Literal["rematched"] = "rematched"
+    ev: int
+    match: MatchCode
+
+
+MatchEvent = Annotated[
+    Lobby | Countdown | Start | Progress | Board | Finished | Result | Rematched,
+    Field(discriminator="type"),
+]
+
+
+class SeatSnapshot(Message):
+    seat: Seat
+    progress: Progress
+    view: View | None = None
+    moves: list[str] | None = None
+
+
+class Resumed(Message):
+    """State of the match as of ``ev``; ``missed`` holds the events after ``last_ev``."""
+
+    type: Literal["resumed"] = "resumed"
+    match: MatchCode
+    seat: Seat
+    ev: int
+    last_seq: int
+    lobby: Lobby
+    view: View | None
+    opponents: list[Progress]
+    result: Result | None = None
+    missed: list[MatchEvent]
+
+
+class Watching(Message):
+    """Snapshot for a spectator; every event after ``ev`` follows live."""
+
+    type: Literal["watching"] = "watching"
+    match: MatchCode
+    ev: int
+    lobby: Lobby
+    boards: list[SeatSnapshot]
+    result: Result | None = None
+
+
+class Hint(Message):
+    type: Literal["hint"] = "hint"
+    move: str | None
+
+
+class Undone(Message):
+    type: Literal["undone"] = "undone"
+    moves: list[str]
+    view: View
+
+
+class Error(Message):
+    type: Literal["error"] = "error"
+    code: ErrorCode
+    message: str
+
+
+ServerMessage = Annotated[
+    Welcome
+    | Seated
+    | Lobby
+    | Countdown
+    | Start
+    | Ack
+    | Rejected
+    | Progress
+    | Board
+    | Finished
+    | Result
+    | Rematched
+    | Resumed
+    | Watching
+    | Hint
+    | Undone
+    | Error,
+    Field(discriminator="type"),
+]
+
+_client = TypeAdapter[ClientMessage](ClientMessage)
+_server = TypeAdapter[ServerMessage](ServerMessage)
+CLIENT_TYPES = frozenset(
+    m.model_fields["type"].default
+    for m in (
+        Hello, Create, Join, Watch, Resume, Ready, MoveMsg, Finish, Resign, Rematch, Leave,
+        HintRequest, UndoRequest,
+    )
+)  # fmt: skip
+
+
+class ProtocolError(Exception):
+    """A frame the server cannot take; ``code`` says which kind of wrong."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def parse_client(frame: str | bytes) -> ClientMessage:
+    """The client message in ``frame``, or a ProtocolError with its typed code."""
+    if isinstance(frame, bytes):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "send JSON text frames, not binary")
+    try:
+        data = json.loads(frame)
+    except ValueError:
+        raise ProtocolError(ErrorCode.BAD_JSON, "that frame is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "a message is a JSON object with a 'type'")
+    kind = data.get("type")
+    if kind not in CLIENT_TYPES:
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
+    try:
+        return _client.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or kind
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind}: {where}: {first['msg']}") from None
+
+
+def parse_server(frame: str | bytes) -> ServerMessage:
+    """For clients: the server message in ``frame`` as a typed object."""
+    return _server.validate_json(frame)
+
+
+def encode(message: Message) -> str:
+    return message.model_dump_json()
+
+
+def schema() -> dict[str, Any]:
+    """JSON Schema of both directions, for docs/protocol.schema.json."""
+    return {
+        "title": "Devil's Grip race protocol v1",
+        "client_to_server": _client.json_schema(),
+        "server_to_client": _server.json_schema(),
+    }
+
+
+def main(argv: list[str]) -> int:
+    if argv != ["schema"]:
+        print("usage: python -m server.protocol schema", file=sys.stderr)
+        return 2
+    print(json.dumps(schema(), indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

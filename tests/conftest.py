@@ -1,0 +1,127 @@
+"""Fixtures shared by every test: a real server on port 0, a throwaway Redis.
+
+Integration tests talk to real sockets on 127.0.0.1. Redis tests get their
+own ``redis-server`` on a free port with a temporary directory, so they never
+touch data they did not create (this machine also runs one on 6379).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from server.app import App, Settings
+from server.bus import open_bus
+from server.store import open_store
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    """A redis-server process of our own; ``stop``/``start`` for outage tests."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.workdir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--dir", str(self.workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(5)
+            self.proc = None
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
+        if IN_CI:
+            pytest.fail("redis-server is not installed (.ci/run installs it)")
+        pytest.skip("redis-server is not installed; .ci/run installs it")
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """A URL to a fresh, empty database of the throwaway server."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushdb()
+    client.close()
+    return redis_server.url
+
+
+BACKENDS = ["embedded", "redis"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    """Store and bus URLs for each backend: every scenario runs on both."""
+    if request.param == "embedded":
+        return {"store_url": f"sqlite:///{tmp_path / 'grip.db'}", "bus_url": "memory://"}
+    url = request.getfixturevalue("redis_url")
+    return {"store_url": url, "bus_url": url}
+
+
+AppFactory = Callable[..., "asyncio.Future[App]"]
+
+
+@pytest.fixture
+async def start_app(tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
+    """Start in-process servers on port 0: ``app = await start_app(**settings)``."""
+    apps: list[App] = []
+
+    async def start(**overrides: object) -> App:
+        settings = Settings(port=0, store_url=f"sqlite:///{tmp_path / 'grip.db'}", sweep_s=3600)
+        settings = replace(settings, **overrides)  # type: ignore[arg-type]
+        app = App(settings, open_store(settings.store_url), open_bus(settings.bus_url))
+        await app.start()
+        apps.append(app)
+        return app
+
+    yield start
+    for app in apps:
+        await app.shutdown()
