@@ -34,9 +34,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    # Moves may follow --variant (``play SEED --variant V MOVE...``), where a "*"
+    # positional has already matched nothing; argparse leaves them unrecognised.
+    args, extra = parser.parse_known_args(argv)
+    moves = [*getattr(args, "moves", []), *extra]
+    if extra and (args.command != "play" or any(text.startswith("-") for text in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     game = Game.new(args.seed, args.variant)
-    for position, text in enumerate(getattr(args, "moves", []), 1):
+    for position, text in enumerate(moves, 1):
         try:
             game.play(text)
         except (InvalidMove, IllegalMove) as exc:

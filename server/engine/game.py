@@ -413,7 +413,9 @@ class Game:
                 r = (piles[x][0] >> 2) - FIRST_VALUE if piles[x] else 3
                 if r >= 3 or r == row[x]:
                     break
-                y = next((y for y in range(self._n) if row[y] == r and piles[y] and not self._is_home(y)), None)
+                y = next(
+                    (y for y in range(self._n) if row[y] == r and piles[y] and not self._is_home(y)), None
+                )
                 if y is None:
                     break
                 move = table[x][y]

@@ -5,10 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from engine_helpers import complete_piles, position
 
 from server.engine import Game, IllegalMove, rating
-
-from engine_helpers import complete_piles, position
 
 SPOTS = [f"{r}{c}" for r in "ABC" for c in range(1, 9)]
 
@@ -129,8 +128,16 @@ def test_not_over_while_a_whole_pile_can_move_and_be_refilled() -> None:
 
 @pytest.mark.parametrize(
     ("score", "name"),
-    [(0, "win"), (1, "brilliant"), (2, "brilliant"), (3, "excellent"), (5, "excellent"), (6, "good"),
-     (10, "good"), (11, None)],
+    [
+        (0, "win"),
+        (1, "brilliant"),
+        (2, "brilliant"),
+        (3, "excellent"),
+        (5, "excellent"),
+        (6, "good"),
+        (10, "good"),
+        (11, None),
+    ],
 )
 def test_ratings(score: int, name: str | None) -> None:
     assert rating(score) == name

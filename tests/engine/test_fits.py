@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from engine_helpers import position
 
 from server.engine import Game, IllegalMove
-
-from engine_helpers import position
 
 
 def test_card_fits_same_suit_three_higher() -> None:
@@ -18,7 +17,12 @@ def test_card_fits_same_suit_three_higher() -> None:
 
 @pytest.mark.parametrize(
     ("top", "card", "why"),
-    [("2S", "5H", "other suit"), ("2S", "6S", "four higher"), ("2S", "4S", "two higher"), ("5S", "2S", "lower")],
+    [
+        ("2S", "5H", "other suit"),
+        ("2S", "6S", "four higher"),
+        ("2S", "4S", "two higher"),
+        ("5S", "2S", "lower"),
+    ],
 )
 def test_card_does_not_fit(top: str, card: str, why: str) -> None:
     game = position("classic", {"A1": [top], "B1": ["QD"]}, stock=["9S"], waste=[card])

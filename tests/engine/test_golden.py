@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_helpers import GOLDEN_DIR
 
 from server.engine import Game
-
-from engine_helpers import GOLDEN_DIR
 
 FILES = sorted(GOLDEN_DIR.glob("*.json")) if GOLDEN_DIR.is_dir() else []
 

@@ -30,7 +30,9 @@ def test_swap_is_canonical_in_either_order() -> None:
     assert str(Move.swap("C1", "B8")) == "B8~C1"
 
 
-@pytest.mark.parametrize("text", ["", "X", "TT", "W>D1", "W4>A1", "W0>A1", "A9:0>B1", "A2:>C5", "A2-B5", "A2~", "5S"])
+@pytest.mark.parametrize(
+    "text", ["", "X", "TT", "W>D1", "W4>A1", "W0>A1", "A9:0>B1", "A2:>C5", "A2-B5", "A2~", "5S"]
+)
 def test_malformed_text_raises_naming_it(text: str) -> None:
     with pytest.raises(InvalidMove) as caught:
         Move.parse(text)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+from engine_helpers import position
 
 from server.engine import IllegalMove
-
-from engine_helpers import position
 
 STOCK = ["9S"]
 

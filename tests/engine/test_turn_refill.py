@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from engine_helpers import position
 
 from server.engine import IllegalMove
-
-from engine_helpers import position
 
 GRID = {"A1": ["2S"], "B1": ["KD"], "C1": ["5S"]}
 
@@ -20,7 +19,9 @@ GRID = {"A1": ["2S"], "B1": ["KD"], "C1": ["5S"]}
         (["3H"], ["3H"], []),
     ],
 )
-def test_turn_moves_up_to_three_one_by_one(stock: list[str], waste_after: list[str], stock_after: list[str]) -> None:
+def test_turn_moves_up_to_three_one_by_one(
+    stock: list[str], waste_after: list[str], stock_after: list[str]
+) -> None:
     game = position("classic", GRID, stock=stock, waste=["9C"])
     game.play("T")
     assert game.state()["waste"] == ["9C", *waste_after]  # the third card turned ends on top

@@ -1,0 +1,141 @@
+"""Properties over random deals and random legal play (hypothesis).
+
+``reference_is_over`` is RULES.md's "End" written again from the state's
+texts, slowly and independently of the engine's indexes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from server.engine import VARIANTS, Game, IllegalMove, InvalidMove
+
+RANKS = "23456789TJQK"
+SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+seeds = st.integers(min_value=0, max_value=10**6).map(str)
+variants = st.sampled_from(sorted(VARIANTS))
+MAX_MOVES = 150
+
+
+def deck(variant: str) -> Counter[str]:
+    decks = 1 if variant == "single-deck" else 2
+    return Counter(r + s for r in RANKS[:] for s in "SHDC" for _ in range(decks))
+
+
+def cards_of(state: dict[str, Any]) -> Counter[str]:
+    waste = state["waste"]
+    wastes = waste if waste and isinstance(waste[0], list) else [waste]
+    return Counter(
+        [c for p in state["grid"].values() for c in p] + state["stock"] + [c for w in wastes for c in w]
+    )
+
+
+def fits(card: str, pile: list[str], spot: str, suitless: bool) -> bool:
+    if not pile:
+        return RANKS.index(card[0]) == "ABC".index(spot[0])
+    top = pile[-1]
+    return RANKS.index(card[0]) - RANKS.index(top[0]) == 3 and (suitless or card[1] == top[1])
+
+
+def reference_is_over(game: Game) -> bool:
+    """Over when won, or stock empty, no redeal, and no move lowers the leftover."""
+    state = game.state()
+    waste = state["waste"]
+    wastes = waste if waste and isinstance(waste[0], list) else [waste]
+    if not state["stock"] and not any(wastes):
+        return True
+    if state["stock"] or (game.redeals_left and any(wastes)):
+        return False
+    suitless = game.variant.suitless
+    grid = state["grid"]
+    for w in wastes:
+        if w and any(fits(w[-1], pile, spot, suitless) for spot, pile in grid.items()):
+            return False
+    for source, pile in grid.items():
+        for spot, target in grid.items():
+            if pile and spot != source and fits(pile[0], target, spot, suitless):
+                return False  # the whole pile moves and the waste refills its spot
+    return True
+
+
+def all_candidate_texts(game: Game) -> list[str]:
+    spots = game.spot_names
+    texts = ["T", "R"]
+    texts += [f"W{w}>{y}" for w in ("", "1", "2", "3") for y in spots]
+    texts += [f"{x}:{k}>{y}" for x in spots for k in range(4) for y in spots]
+    texts += [f"{x}~{y}" for i, x in enumerate(spots) for y in spots[i:]]
+    return texts
+
+
+def snapshot(game: Game) -> tuple[dict[str, Any], dict[str, Any]]:
+    return game.state(), game.player_view()
+
+
+@SETTINGS
+@given(seed=seeds, variant=variants, choice=st.randoms(use_true_random=False))
+def test_random_play_keeps_every_invariant(seed: str, variant: str, choice: random.Random) -> None:
+    game = Game.new(seed, variant)
+    full = deck(variant)
+    for _ in range(MAX_MOVES):
+        state = game.state()
+        assert cards_of(state) == full
+        assert game.leftover + game.on_grid == sum(full.values())
+        assert game.is_over == reference_is_over(game)
+        if game.is_over:
+            break
+        legal = game.legal_moves()
+        texts = [str(m) for m in legal]
+        assert len(set(texts)) == len(texts)
+        before = snapshot(game)
+        for text in choice.sample(texts, min(3, len(texts))):
+            game.play(text)
+            game.undo()
+            assert snapshot(game) == before
+        move = choice.choice(legal)
+        game.play(move)
+    assert Game.replay(seed, variant, game.moves).state() == game.state()
+    assert Game.replay(seed, variant, [str(m) for m in game.moves]).state() == game.state()
+
+
+@SETTINGS
+@given(seed=seeds, variant=variants, choice=st.randoms(use_true_random=False), steps=st.integers(0, 60))
+def test_moves_not_listed_raise_and_change_nothing(
+    seed: str, variant: str, choice: random.Random, steps: int
+) -> None:
+    game = Game.new(seed, variant)
+    for _ in range(steps):
+        if game.is_over:
+            break
+        game.play(choice.choice(game.legal_moves()))
+    listed = set(game.legal_texts())
+    before = snapshot(game)
+    candidates = [t for t in all_candidate_texts(game) if t not in listed]
+    for text in choice.sample(candidates, 60):
+        try:
+            game.play(text)
+        except (IllegalMove, InvalidMove):
+            pass
+        else:
+            raise AssertionError(f"{text} played but was not listed")
+        assert snapshot(game) == before
+
+
+@SETTINGS
+@given(seed=seeds, variant=variants, choice=st.randoms(use_true_random=False))
+def test_undo_all_the_way_back_restores_the_deal(seed: str, variant: str, choice: random.Random) -> None:
+    game = Game.new(seed, variant)
+    history = [snapshot(game)]
+    for _ in range(60):
+        if game.is_over:
+            break
+        game.play(choice.choice(game.legal_moves()))
+        history.append(snapshot(game))
+    while game.moves:
+        game.undo()
+        history.pop()
+        assert snapshot(game) == history[-1]
