@@ -238,14 +238,14 @@ class App:
 
     # ------------------------------------------------------------ HTTP
 
-    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             if not self._origin_ok(request):
                 return connection.respond(403, "origin not allowed\n")
             return None
         path = urlsplit(request.path).path
         if path == "/healthz":
-            return self._healthz()
+            return await self._healthz()
         if path == "/metrics":
             return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
         return self._static(path)
@@ -258,8 +258,8 @@ class App:
             return origin in self.settings.origins
         return urlsplit(origin).netloc == request.headers.get("Host")
 
-    def _healthz(self) -> Response:
-        status = {"bus": bool(self.bus.healthy), "store": bool(self.store.healthy)}
+    async def _healthz(self) -> Response:
+        status = {"bus": bool(self.bus.healthy), "store": await self.store.ping()}
         ok = all(status.values())
         body = json.dumps({"status": "ok" if ok else "degraded", **status}).encode()
         return _response(200 if ok else 503, body, "application/json")

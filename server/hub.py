@@ -210,12 +210,12 @@ class Hub:
 
     # ------------------------------------------------------ apply, fan-out
 
-    def _on_bus(self, match_id: str, data: str) -> None:
+    def _on_bus(self, match_id: str, data: str | None) -> None:
         lm = self.live.get(match_id)
         if lm is None:
             return
-        events = decode_events(data)
-        if events and events[0].ev > lm.match.ev + 1:
+        events = decode_events(data) if data is not None else []
+        if data is None or (events and events[0].ev > lm.match.ev + 1):
             self._spawn(self._locked_catch_up(lm))
             return
         self._apply(lm, events)

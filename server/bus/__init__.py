@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-Handler = Callable[[str], None]
+Handler = Callable[[str | None], None]  # None: messages may have been lost; catch up
 
 
 class Bus(Protocol):

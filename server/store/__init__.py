@@ -34,8 +34,8 @@ class PlayerRecord:
 
 
 class Store(Protocol):
-    @property
-    def healthy(self) -> bool: ...
+    async def ping(self) -> bool:
+        """Whether the store answers right now (for /healthz)."""
 
     async def append(self, match_id: str, expected_ev: int, events: Sequence[Event]) -> None:
         """Append after ``expected_ev``; Conflict if the log has moved on.

@@ -31,7 +31,6 @@ CREATE TABLE IF NOT EXISTS players (
 
 
 class SqliteStore:
-    healthy = True
 
     def __init__(self, path: str) -> None:
         if path not in ("", ":memory:"):
@@ -40,6 +39,13 @@ class SqliteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+
+    async def ping(self) -> bool:
+        try:
+            self._db.execute("SELECT 1")
+        except sqlite3.Error:
+            return False
+        return True
 
     async def append(self, match_id: str, expected_ev: int, events: Sequence[Event]) -> None:
         db = self._db

@@ -1,0 +1,80 @@
+"""The scaled-out bus: Redis pub/sub, one channel per match.
+
+One PubSub connection per process reads every subscribed channel. When the
+connection drops, redis-py resubscribes on reconnect; messages published
+meanwhile are lost, so every handler is then called with ``None``, meaning
+"you may have missed events: catch up from the store".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from . import Handler
+
+log = logging.getLogger(__name__)
+
+
+class RedisBus:
+    def __init__(self, url: str) -> None:
+        self._redis = aioredis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=1)
+        self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        self._handlers: dict[str, Handler] = {}
+        self._subscribed = asyncio.Event()
+        self._reader: asyncio.Task[None] | None = None
+        self.healthy = True
+
+    async def publish(self, channel: str, data: str) -> None:
+        await self._redis.publish(channel, data)
+
+    async def subscribe(self, channel: str, handler: Handler) -> None:
+        self._handlers[channel] = handler
+        try:
+            await self._pubsub.subscribe(channel)
+        except RedisError:
+            self.healthy = False  # the reader resubscribes to every channel on reconnect
+        self._subscribed.set()
+        if self._reader is None:
+            self._reader = asyncio.create_task(self._read())
+
+    async def unsubscribe(self, channel: str) -> None:
+        self._handlers.pop(channel, None)
+        try:
+            await self._pubsub.unsubscribe(channel)
+        except RedisError:
+            pass
+
+    async def _read(self) -> None:
+        delay = 0.05
+        while True:
+            if not self._pubsub.subscribed:
+                self._subscribed.clear()
+                await self._subscribed.wait()
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except (RedisError, OSError):
+                if self.healthy:
+                    log.warning("redis pub/sub connection lost; reconnecting")
+                self.healthy = False
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            if not self.healthy:
+                self.healthy, delay = True, 0.05
+                log.warning("redis pub/sub reconnected; catching up")
+                for handler in list(self._handlers.values()):
+                    handler(None)
+            if message is not None and message["type"] == "message":
+                listener = self._handlers.get(message["channel"].decode())
+                if listener is not None:
+                    listener(message["data"].decode())
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+        await self._redis.aclose()

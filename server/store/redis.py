@@ -1,0 +1,145 @@
+"""The scaled-out store: Redis, through redis-py's ``redis.asyncio``.
+
+Keys (the match id in braces is a Redis Cluster hash tag, so one match's keys
+share a slot and the append script stays single-slot):
+
+- ``grip:match:{ID}:events`` stream, entry id ``0-<ev>``: the match log.
+- ``grip:match:{ID}:seat:<n>`` stream, entry id ``0-<seq>``: accepted moves.
+- ``grip:match:{ID}`` hash: variant, seed, status, times, for operators.
+- ``grip:seat:{ID}:<n>``: the connection holding the seat (its lease).
+- ``grip:result:{ID}``: the result JSON; ``grip:results`` zset indexes them.
+- ``grip:player:<id>`` hash: key hash, name, created.
+
+One Lua script appends a batch: it checks the log ends at ``expected_ev``
+and every move's seq is new, then writes everything, so exactly one process
+wins any race to start a match, accept a seq or write a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ..match import Connected, Decided, Disconnected, Event, Moved, decode_events
+from ..protocol import Result
+from . import Conflict, PlayerRecord, StoreUnavailable
+
+FINISHED_TTL_S = 7 * 24 * 3600
+FIELDS = 7  # per event in the script's ARGV: ev kind body seat seq extra at
+
+APPEND = """
+local events, meta, result = KEYS[1], KEYS[2], KEYS[3]
+local expected, n, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local function last_id(key)
+  local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+  if #top == 0 then return 0 end
+  return tonumber(string.sub(top[1][1], 3))
+end
+if last_id(events) ~= expected then return 0 end
+for i = 0, n - 1 do
+  local o = 3 + i * 7
+  if ARGV[o + 2] == 'moved' and last_id(KEYS[4 + tonumber(ARGV[o + 4])]) >= tonumber(ARGV[o + 5]) then
+    return -1
+  end
+end
+for i = 0, n - 1 do
+  local o = 3 + i * 7
+  local ev, kind, body, seat, seq, extra, at = ARGV[o+1], ARGV[o+2], ARGV[o+3], ARGV[o+4], ARGV[o+5], ARGV[o+6], ARGV[o+7]
+  redis.call('XADD', events, '0-' .. ev, 'e', body)
+  if kind == 'moved' then
+    redis.call('XADD', KEYS[4 + tonumber(seat)], '0-' .. seq, 'm', extra)
+  elseif kind == 'connected' then
+    redis.call('SET', KEYS[6 + tonumber(seat)], extra, 'EX', ttl)
+  elseif kind == 'disconnected' then
+    if redis.call('GET', KEYS[6 + tonumber(seat)]) == extra then redis.call('DEL', KEYS[6 + tonumber(seat)]) end
+  elseif kind == 'decided' then
+    redis.call('SET', result, extra)
+    for k = 1, 7 do if k ~= 3 then redis.call('EXPIRE', KEYS[k], ttl) end end
+  end
+  if kind == 'opened' or kind == 'countdown' or kind == 'started' or kind == 'decided' then
+    redis.call('HSET', meta, 'status', kind, 'updated_at', at)
+  end
+end
+return 1
+"""
+
+
+def match_keys(match_id: str) -> list[str]:
+    tag = f"{{{match_id}}}"
+    return [
+        f"grip:match:{tag}:events",
+        f"grip:match:{tag}",
+        f"grip:result:{tag}",
+        f"grip:match:{tag}:seat:0",
+        f"grip:match:{tag}:seat:1",
+        f"grip:seat:{tag}:0",
+        f"grip:seat:{tag}:1",
+    ]
+
+
+def _args(e: Event) -> list[Any]:
+    seat = getattr(e, "seat", 0)
+    seq, extra = 0, ""
+    if isinstance(e, Moved):
+        seq, extra = e.seq, e.move
+    elif isinstance(e, Connected | Disconnected):
+        extra = e.conn
+    elif isinstance(e, Decided):
+        extra = e.result.model_dump_json()
+    return [e.ev, e.kind, e.model_dump_json(), seat, seq, extra, e.at]
+
+
+class RedisStore:
+    def __init__(self, url: str) -> None:
+        self._redis = aioredis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=1)
+        self._append = self._redis.register_script(APPEND)
+
+    async def _call(self, coro: Any) -> Any:
+        try:
+            return await coro
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from None
+
+    async def ping(self) -> bool:
+        try:
+            return bool(await asyncio.wait_for(self._redis.ping(), 0.5))
+        except (RedisError, OSError, TimeoutError):
+            return False
+
+    async def append(self, match_id: str, expected_ev: int, events: Sequence[Event]) -> None:
+        args: list[Any] = [expected_ev, len(events), FINISHED_TTL_S]
+        for e in events:
+            args += _args(e)
+        ok = await self._call(self._append(keys=match_keys(match_id), args=args))
+        if ok != 1:
+            raise Conflict(match_id)
+        for e in events:
+            if isinstance(e, Decided):
+                await self._call(self._redis.zadd("grip:results", {match_id: e.at}))
+
+    async def events(self, match_id: str, after: int = 0) -> list[Event]:
+        entries = await self._call(self._redis.xrange(match_keys(match_id)[0], f"0-{after + 1}", "+"))
+        return decode_events(b"[" + b",".join(fields[b"e"] for _, fields in entries) + b"]")
+
+    async def result(self, match_id: str) -> Result | None:
+        raw = await self._call(self._redis.get(match_keys(match_id)[2]))
+        return None if raw is None else Result.model_validate_json(raw)
+
+    async def player(self, player_id: str) -> PlayerRecord | None:
+        h = await self._call(self._redis.hgetall(f"grip:player:{player_id}"))
+        if not h:
+            return None
+        return PlayerRecord(player_id, h[b"key_hash"].decode(), h[b"name"].decode(), int(h[b"created_at"]))
+
+    async def save_player(self, player: PlayerRecord) -> None:
+        mapping = {"key_hash": player.key_hash, "name": player.name, "created_at": player.created_at}
+        await self._call(self._redis.hset(f"grip:player:{player.id}", mapping=mapping))  # type: ignore[arg-type]
+
+    async def close(self) -> None:
+        await self._redis.aclose()
