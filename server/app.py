@@ -36,6 +36,7 @@ from . import protocol as p
 from .bus import Bus, open_bus
 from .hub import Hub, LiveMatch, new_code, new_token, now_ms
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
+from .replay import replay_json
 from .store import Conflict, PlayerRecord, Store, open_store
 
 log = logging.getLogger(__name__)
@@ -248,6 +249,9 @@ class App:
             return await self._healthz()
         if path == "/metrics":
             return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path.startswith("/api/replay/"):
+            status, body = await replay_json(self.store, path)
+            return _response(status, body, "application/json")
         return self._static(path)
 
     def _origin_ok(self, request: Request) -> bool:
