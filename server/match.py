@@ -190,7 +190,7 @@ class SeatState:
     gone_since: int | None = None  # disconnected during play since (ms)
     game: Game | None = None
     seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
-    last_ack_ev: int = 0
+    seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
     last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
     ended: Ended | None = None
     rematch: bool = False
@@ -265,6 +265,10 @@ class Match:
         game = self.seat(n).game
         assert game is not None
         return game
+
+    def _game_as_it_stands(self, n: int) -> Game:
+        """A seat's game, or the untouched deal when it ends before the start (countdown)."""
+        return self.seat(n).game or Game.new(self.seed, self.variant)
 
     def _next(self) -> _Counter:
         return _Counter(self.ev)
@@ -467,21 +471,22 @@ class Match:
         events: list[Event] = []
         ended: dict[int, Ended] = {}
         for n in seats:
-            e = Ended(ev=c(), at=now, seat=n, reason=reason, score=self._game(n).leftover)
+            e = Ended(ev=c(), at=now, seat=n, reason=reason, score=self._game_as_it_stands(n).leftover)
             events.append(e)
             ended[n] = e
         for n, s in enumerate(self.seats):
             if s is not None and s.ended is not None:
                 ended[n] = s.ended
         if len(ended) == sum(s is not None for s in self.seats):
-            events.append(Decided(ev=c(), at=now, result=self._result(ended, c.peek())))
+            ev = c()
+            events.append(Decided(ev=ev, at=now, result=self._result(ended, ev)))
         return events
 
     def _result(self, ended: dict[int, Ended], ev: int) -> p.Result:
         seats = []
         for n in sorted(ended):
             s, e = self.seat(n), ended[n]
-            game = self._game(n)
+            game = self._game_as_it_stands(n)
             seats.append(
                 p.SeatResult(
                     seat=n,
@@ -541,7 +546,7 @@ class Match:
             mover = self.seat(e.seat)
             mover.last_recorded = self._game(e.seat).play(e.move)
             mover.seq_moves.append(e.move)
-            mover.last_ack_ev = e.ev
+            mover.seq_evs.append(e.ev)
         elif isinstance(e, Undone):
             self._game(e.seat).undo()
         elif isinstance(e, Ended):
@@ -640,10 +645,9 @@ class Match:
         recorded: list[Move] = []
         for text in s.seq_moves[:seq]:
             recorded = game.play(text)
-        ev = s.last_ack_ev if seq == s.last_seq else 0
         return p.Ack(
             seq=seq,
-            ev=ev,
+            ev=s.seq_evs[seq - 1],
             move=s.seq_moves[seq - 1],
             auto=[str(m) for m in recorded[1:]],
             view=p.View.model_validate(game.player_view()),
@@ -732,6 +736,3 @@ class _Counter:
     def __call__(self) -> int:
         self._last += 1
         return self._last
-
-    def peek(self) -> int:
-        return self._last + 1
