@@ -176,10 +176,25 @@ class Hub:
             ) from None
 
     async def _publish(self, match_id: str, events: list[Event]) -> None:
+        data = encode_events(events)
         try:
-            await self.bus.publish(_channel(match_id), encode_events(events))
-        except Exception:  # the events are durable; other processes catch up from the store
-            log.warning("publish failed for %s", match_id, exc_info=True)
+            await self.bus.publish(_channel(match_id), data)
+        except Exception:
+            # The events are durable; keep offering them until the bus takes them
+            # (receivers drop what they already have, and fill gaps from the store).
+            log.warning("publish failed for %s; retrying in the background", match_id)
+            self._spawn(self._republish(match_id, data))
+
+    async def _republish(self, match_id: str, data: str) -> None:
+        delay = 0.1
+        for _ in range(60):
+            await asyncio.sleep(delay)
+            try:
+                await self.bus.publish(_channel(match_id), data)
+                return
+            except Exception:
+                delay = min(delay * 2, 2.0)
+        log.error("gave up publishing to %s; its other processes will catch up on the next event", match_id)
 
     async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
         """Follow-ups of a decision: a rematch opens its new match here, once."""
@@ -260,10 +275,7 @@ class Hub:
         old = lm.seats.get(e.seat)
         if old is not None and old.id != e.conn:
             del lm.seats[e.seat]
-            old.send(
-                p.Error(code=p.ErrorCode.TAKEN_OVER, message="this seat was taken over by a newer connection")
-            )
-            old.close(1000, "seat taken over")
+            _evict(old)
 
     def _schedule(self, lm: LiveMatch) -> None:
         if lm.timer is not None:
@@ -277,7 +289,10 @@ class Hub:
     # ------------------------------------------------------------ audience
 
     def attach_seat(self, lm: LiveMatch, seat: int, peer: Peer) -> None:
+        old = lm.seats.get(seat)
         lm.seats[seat] = peer
+        if old is not None and old is not peer:
+            _evict(old)  # a newer connection of this process: the seat's Connected finds it gone
 
     def detach(self, lm: LiveMatch, peer: Peer) -> int | None:
         """Forget a peer; return the seat it held, if it still held one."""
@@ -322,6 +337,11 @@ class Hub:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _evict(peer: Peer) -> None:
+    peer.send(p.Error(code=p.ErrorCode.TAKEN_OVER, message="this seat was taken over by a newer connection"))
+    peer.close(1000, "seat taken over")
 
 
 def _channel(match_id: str) -> str:

@@ -392,12 +392,15 @@ class Match:
             game.play(move)
         except (InvalidMove, IllegalMove) as exc:
             raise MatchError(p.ErrorCode.ILLEGAL, str(exc)) from None
-        numbers, over = _numbers(game), game.is_over
-        game.undo()
-        c = self._next()
-        events: list[Event] = [Moved(ev=c(), at=now, seat=seat, seq=seq, move=str(move), numbers=numbers)]
-        if over:
-            events += self._end([seat], "over", now, c)
+        try:  # the game as it stands after the move: its end is scored on it
+            c = self._next()
+            events: list[Event] = [
+                Moved(ev=c(), at=now, seat=seat, seq=seq, move=str(move), numbers=_numbers(game))
+            ]
+            if game.is_over:
+                events += self._end([seat], "over", now, c)
+        finally:
+            game.undo()
         return events
 
     def decide_undo(self, seat: int, now: int) -> list[Event]:

@@ -7,7 +7,6 @@ touch data they did not create (this machine also runs one on 6379).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import socket
@@ -35,9 +34,10 @@ def free_port() -> int:
 class RedisServer:
     """A redis-server process of our own; ``stop``/``start`` for outage tests."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *options: str) -> None:
         self.port = free_port()
         self.workdir = workdir
+        self.options = options
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -48,7 +48,7 @@ class RedisServer:
         self.proc = subprocess.Popen(
             [
                 "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--dir", str(self.workdir),
+                "--save", "", "--appendonly", "no", "--dir", str(self.workdir), *self.options,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -104,9 +104,6 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
         return {"store_url": f"sqlite:///{tmp_path / 'grip.db'}", "bus_url": "memory://"}
     url = request.getfixturevalue("redis_url")
     return {"store_url": url, "bus_url": url}
-
-
-AppFactory = Callable[..., "asyncio.Future[App]"]
 
 
 @pytest.fixture

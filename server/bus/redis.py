@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 class RedisBus:
     def __init__(self, url: str) -> None:
-        self._redis = aioredis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=1)
+        # health checks make an idle subscription notice a dead socket within a second
+        self._redis = aioredis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=1, health_check_interval=1)
         self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         self._handlers: dict[str, Handler] = {}
         self._subscribed = asyncio.Event()
@@ -55,6 +56,14 @@ class RedisBus:
                 self._subscribed.clear()
                 await self._subscribed.wait()
             try:
+                if not self.healthy:
+                    # A command on the pub/sub connection reconnects it, and redis-py
+                    # resubscribes every channel on connect; it raises while Redis is down.
+                    await self._pubsub.ping()
+                    self.healthy, delay = True, 0.05
+                    log.warning("redis pub/sub reconnected; catching up")
+                    for handler in list(self._handlers.values()):
+                        handler(None)
                 message = await self._pubsub.get_message(timeout=1.0)
             except (RedisError, OSError):
                 if self.healthy:
@@ -63,11 +72,6 @@ class RedisBus:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
-            if not self.healthy:
-                self.healthy, delay = True, 0.05
-                log.warning("redis pub/sub reconnected; catching up")
-                for handler in list(self._handlers.values()):
-                    handler(None)
             if message is not None and message["type"] == "message":
                 listener = self._handlers.get(message["channel"].decode())
                 if listener is not None:

@@ -1,0 +1,221 @@
+"""Scale-out over Redis with real processes: one match spread over several servers.
+
+Each test runs ``python -m server --redis URL`` processes against a
+throwaway redis-server, and plays through real WebSockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import RedisServer
+from tests.processes import ServerProcess
+from tests.server.wsclient import WsClient
+
+
+@pytest.fixture
+def servers(redis_url: str) -> Iterator[list[ServerProcess]]:
+    procs = [ServerProcess("--redis", redis_url, "--rate", "1000") for _ in range(3)]
+    for proc in procs:
+        proc.start()
+    yield procs
+    for proc in procs:
+        proc.kill()
+
+
+async def seat_two(
+    url_a: str, url_b: str, seed: str = "1"
+) -> tuple[WsClient, WsClient, dict[str, Any], dict[str, Any]]:
+    a, b = await WsClient.connect(url_a), await WsClient.connect(url_b)
+    await a.send({"type": "create", "seed": seed, "name": "Ann"})
+    created = await a.expect("created")
+    await b.send({"type": "join", "match": created["match"], "name": "Bob"})
+    joined = await b.expect("joined")
+    return a, b, created, joined
+
+
+async def start(a: WsClient, b: WsClient) -> tuple[dict[str, Any], dict[str, Any]]:
+    await a.send({"type": "ready"})
+    await b.send({"type": "ready"})
+    return await a.expect("start", timeout=15), await b.expect("start", timeout=15)
+
+
+async def play_turns(c: WsClient, first_seq: int, n: int) -> list[dict[str, Any]]:
+    """Send n turns (T) with consecutive seqs; return their acks."""
+    acks = []
+    for seq in range(first_seq, first_seq + n):
+        await c.send({"type": "move", "seq": seq, "move": "T"})
+        ack = await reply(c)
+        assert ack["type"] == "ack", ack
+        acks.append(ack)
+    return acks
+
+
+async def reply(c: WsClient) -> dict[str, Any]:
+    """The answer to a move: its ack or its rejection."""
+    while True:
+        m = await c.recv()
+        if m["type"] in ("ack", "rejected"):
+            return m
+
+
+def assert_consecutive(client: WsClient) -> None:
+    """Every match event reached this party once, in order: ev goes up by one.
+
+    One event may render as more than one message (a countdown also updates
+    the lobby), so messages share an ev but never repeat one (ev, type).
+    """
+    seen = [
+        (m["ev"], m["type"])
+        for m in client.received
+        if "ev" in m and m["type"] not in ("watching", "resumed")
+    ]
+    evs = [ev for ev, _ in seen]
+    assert evs == sorted(evs) and len(set(seen)) == len(seen), seen
+    assert sorted(set(evs)) == list(range(evs[0], evs[-1] + 1)), repr(seen)
+
+
+async def test_race_across_three_processes(servers: list[ServerProcess]) -> None:
+    a, b, created, _ = await seat_two(servers[0].url, servers[1].url)
+    spectator = await WsClient.connect(servers[2].url)
+    await spectator.send({"type": "watch", "match": created["match"]})
+    snapshot = await spectator.expect("watching")
+    await start(a, b)
+    acks_a, acks_b = await asyncio.gather(play_turns(a, 1, 12), play_turns(b, 1, 9))
+    await a.send({"type": "finish"})
+    await b.send({"type": "finish"})
+    results = [await c.expect("result", timeout=15) for c in (a, b, spectator)]
+    assert results[0] == results[1] == results[2]
+    result = results[0]
+    assert result["seed"] == "1"
+    assert [s["moves"] for s in result["seats"]] == [["T"] * 12, ["T"] * 9]
+    assert [s["score"] for s in result["seats"]] == [
+        acks_a[-1]["view"]["leftover"],
+        acks_b[-1]["view"]["leftover"],
+    ]
+    for client in (a, b, spectator):
+        assert_consecutive(client)
+    spectated = [m["ev"] for m in spectator.received if m["type"] != "watching"]
+    assert spectated[0] == snapshot["ev"] + 1
+    # the opponent saw every one of the other's moves as progress, in order
+    progress_b = [m["moves"] for m in b.received if m["type"] == "progress" and m["seat"] == 0]
+    assert progress_b == list(range(1, 13))
+
+
+async def test_resume_on_another_process(servers: list[ServerProcess]) -> None:
+    a, b, created, _ = await seat_two(servers[0].url, servers[1].url)
+    await start(a, b)
+    acks = await play_turns(a, 1, 5)
+    await a.close()
+    moved = await WsClient.connect(servers[2].url)
+    await moved.send(
+        {"type": "resume", "match": created["match"], "token": created["token"], "last_ev": acks[2]["ev"]}
+    )
+    resumed = await moved.expect("resumed")
+    assert resumed["last_seq"] == 5
+    assert resumed["view"] == acks[-1]["view"]
+    # the missed events are the ones after last_ev, once, in order (own acks excluded)
+    missed = [m["ev"] for m in resumed["missed"]]
+    assert missed == sorted(set(missed)) and all(ev > acks[2]["ev"] for ev in missed)
+    # a resent, already-acked seq gets the same ack again and is not applied twice
+    await moved.send({"type": "move", "seq": 5, "move": "T"})
+    again = await moved.expect("ack")
+    assert again["view"] == acks[-1]["view"] and again["seq"] == 5
+    more = await play_turns(moved, 6, 2)
+    assert more[-1]["view"]["moves"] == 7
+    await moved.send({"type": "finish"})
+    await b.send({"type": "finish"})
+    result = await b.expect("result", timeout=15)
+    assert result["seats"][0]["moves"] == ["T"] * 7
+
+
+async def test_kill_9_keeps_every_acked_move(servers: list[ServerProcess]) -> None:
+    a, b, created, _ = await seat_two(servers[0].url, servers[1].url)
+    await start(a, b)
+    acks = await play_turns(a, 1, 8)
+    servers[0].kill()
+    survivor = await WsClient.connect(servers[2].url)
+    await survivor.send(
+        {"type": "resume", "match": created["match"], "token": created["token"], "last_ev": 0}
+    )
+    resumed = await survivor.expect("resumed")
+    assert resumed["last_seq"] == len(acks)
+    assert resumed["view"] == acks[-1]["view"]
+    await survivor.send({"type": "finish"})
+    await b.send({"type": "finish"})
+    result = await survivor.expect("result", timeout=15)
+    assert result["seats"][0]["moves"] == ["T"] * 8
+
+
+def healthz(proc: ServerProcess) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(f"{proc.http}/healthz", timeout=2) as response:
+            return int(response.status), json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def fully_degraded(proc: ServerProcess) -> bool:
+    """Both the store and the pub/sub connection have noticed Redis is gone."""
+    return healthz(proc) == (503, {"status": "degraded", "bus": False, "store": False})
+
+
+def healthy(proc: ServerProcess) -> bool:
+    return healthz(proc)[0] == 200
+
+
+async def wait_for(condition: Any, timeout: float = 15) -> None:
+    async with asyncio.timeout(timeout):
+        while not await asyncio.to_thread(condition):
+            await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis of this test's own, with AOF on so a restart keeps the data."""
+    server = RedisServer(tmp_path, "--appendonly", "yes", "--appendfsync", "always")
+    server.start()
+    yield server
+    server.stop()
+
+
+async def test_redis_outage_degrades_then_recovers(own_redis: RedisServer) -> None:
+    procs = [ServerProcess("--redis", own_redis.url, "--rate", "1000").start() for _ in range(2)]
+    try:
+        a, b, _, _ = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        await play_turns(a, 1, 3)
+        own_redis.stop()
+        await wait_for(lambda: fully_degraded(procs[0]) and fully_degraded(procs[1]))
+        for player in (a, b):
+            await player.send({"type": "move", "seq": 4 if player is a else 1, "move": "T"})
+            refused = await reply(player)
+            assert refused["type"] == "rejected" and refused["code"] == "unavailable"
+        # keep Redis away a few seconds, checking the processes stay up and say so
+        outage_ends = asyncio.get_running_loop().time() + 3
+        while asyncio.get_running_loop().time() < outage_ends:
+            assert await asyncio.to_thread(lambda: all(healthz(p)[0] == 503 for p in procs))
+        own_redis.start()
+        await wait_for(lambda: healthy(procs[0]) and healthy(procs[1]))
+        # the same seq now goes through, and the other process hears of it over pub/sub
+        more = await play_turns(a, 4, 2)
+        assert more[-1]["view"]["moves"] == 5
+        progress = await b.expect("progress")
+        while progress["moves"] < 5:
+            progress = await b.expect("progress")
+        await a.send({"type": "finish"})
+        await b.send({"type": "finish"})
+        result = await a.expect("result", timeout=15)
+        assert result["seats"][0]["moves"] == ["T"] * 5
+        assert json.dumps(result) == json.dumps(await b.expect("result", timeout=15))
+    finally:
+        for proc in procs:
+            proc.kill()
