@@ -346,6 +346,8 @@ class App:
     def _seated(self, conn: Connection) -> tuple[LiveMatch, int]:
         if conn.live is None or conn.seat is None:
             raise MatchError(p.ErrorCode.WRONG_PHASE, "create or join a match first")
+        if conn.live.seats.get(conn.seat) is not conn:
+            raise MatchError(p.ErrorCode.TAKEN_OVER, "this seat was taken over by a newer connection")
         return conn.live, conn.seat
 
     def _name(self, conn: Connection, given: str | None) -> str:
@@ -393,6 +395,10 @@ class App:
             raise MatchError(p.ErrorCode.UNAVAILABLE, "could not allocate a match code")
         conn.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
         await self._take_seat(conn, lm, 0)
+        if msg.bot is not None and msg.seats == 2:
+            from .bots import seat_bot  # "race a bot": it takes seat 1 through dispatch, like a person
+
+            await seat_bot(self, lm, msg.bot)
 
     async def on_join(self, conn: Connection, msg: p.Join) -> None:
         lm = await self.hub.get(msg.match)

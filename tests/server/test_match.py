@@ -190,6 +190,10 @@ def test_game_over_ends_the_seat_and_result_follows() -> None:
     # Both played the same greedy line on the same deal: same score, seat 0 ended first.
     assert result.seats[0].score == result.seats[1].score
     assert result.winner == 0 and not result.draw
+    for seat in (0, 1):  # the move that ended the game is in the result, and scored
+        game = sim.match.seat(seat).game
+        assert game is not None and result.seats[seat].moves == [str(m) for m in game.moves]
+        assert (result.seats[seat].score, result.seats[seat].on_grid) == (game.leftover, game.on_grid)
     replayed = Game.replay("12345", "classic", result.seats[0].moves)
     assert replayed.leftover == result.seats[0].score
 

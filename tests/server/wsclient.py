@@ -76,6 +76,21 @@ class WsClient:
             if msg.get("type") == kind and all(msg.get(k) == v for k, v in fields.items()):
                 return msg
 
+    async def seen(self, kind: str, timeout: float = TIMEOUT, **fields: Any) -> Msg:
+        """A message of ``kind`` received at any time, consumed or not; waits for one if none yet."""
+
+        def match(m: Msg) -> bool:
+            return m.get("type") == kind and all(m.get(k) == v for k, v in fields.items())
+
+        for m in self.received:
+            if match(m):
+                return m
+        async with asyncio.timeout(timeout):
+            while True:
+                m = await self._pull(timeout)
+                if match(m):
+                    return m
+
     async def request(self, message: Msg, kind: str, timeout: float = TIMEOUT, **fields: Any) -> Msg:
         await self.send(message)
         return await self.expect(kind, timeout, **fields)
