@@ -9,6 +9,7 @@ meanwhile are lost, so every handler is then called with ``None``, meaning
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import redis.asyncio as aioredis
@@ -44,10 +45,8 @@ class RedisBus:
 
     async def unsubscribe(self, channel: str) -> None:
         self._handlers.pop(channel, None)
-        try:
+        with contextlib.suppress(RedisError):  # gone with the connection anyway
             await self._pubsub.unsubscribe(channel)
-        except RedisError:
-            pass
 
     async def _read(self) -> None:
         delay = 0.05
