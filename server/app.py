@@ -227,7 +227,13 @@ class App:
             conn.close(CLOSE_GOING_AWAY, "server shutting down")
         if self.server is not None:
             self.server.close(close_connections=False)
-            await asyncio.wait_for(self.server.wait_closed(), 5)
+            try:
+                await asyncio.wait_for(self.server.wait_closed(), 5)
+            except TimeoutError:  # a client that never answers the close: drop it
+                log.warning("%d connections did not close in time; aborting them", len(self.connections))
+                for conn in list(self.connections):
+                    conn.ws.transport.abort()
+                await asyncio.wait_for(self.server.wait_closed(), 5)
         await self.hub.close()
         await self.bus.close()
         await self.store.close()
@@ -288,13 +294,16 @@ class App:
     async def handle(self, ws: ServerConnection) -> None:
         conn = Connection(ws, self.instance, self.settings)
         self.connections.add(conn)
+        closing: asyncio.Task[None] | None = None
         try:
             async for frame in ws:
+                if closing is not None:
+                    continue  # keep reading, or a full receive queue stalls the close handshake
                 if not conn.limiter.allow():
                     self.metrics.rejects.labels("rate_limited").inc()
                     if conn.limiter.refused_in_a_row >= self.settings.flood_limit:
-                        await ws.close(CLOSE_POLICY, "flooding")
-                        break
+                        closing = asyncio.create_task(ws.close(CLOSE_POLICY, "flooding"))
+                        continue
                     conn.send(p.Error(code=p.ErrorCode.RATE_LIMITED, message="too many messages; slow down"))
                     continue
                 try:
@@ -307,6 +316,8 @@ class App:
         except ConnectionClosed:
             pass
         finally:
+            if closing is not None:
+                await asyncio.gather(closing, return_exceptions=True)
             self.connections.discard(conn)
             await self._unbind(conn)
             await conn.flush_and_stop()

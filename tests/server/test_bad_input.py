@@ -1,0 +1,199 @@
+"""Every kind of bad input gets its typed error; the server keeps serving."""
+
+from __future__ import annotations
+
+import pytest
+from race import MakeAppT, Race, client, start_race
+from websockets.exceptions import InvalidStatus
+from wsclient import WsClient
+
+from server.app import App
+
+
+@pytest.fixture
+async def app(make_app: MakeAppT) -> App:
+    return await make_app()
+
+
+@pytest.fixture
+async def race(app: App) -> Race:
+    """A race in progress with one move each: it must survive every bad input."""
+    race = await start_race(app)
+    await race.move(0)
+    await race.move(1)
+    return race
+
+
+async def still_serving(app: App, race: Race) -> None:
+    """Earlier moves are all there, and both racers move on."""
+    m = app.hub.live[race.code].match
+    assert [m.seat(n).last_seq for n in (0, 1)] == [race.seqs[0] - 1, race.seqs[1] - 1]
+    for seat in (0, 1):
+        ack = await race.move(seat)
+        assert ack["seq"] == race.seqs[seat] - 1
+
+
+async def error_for(c: WsClient, frame: object) -> dict[str, object]:
+    await c.send(frame)  # type: ignore[arg-type]
+    return await c.expect("error")
+
+
+async def test_non_json_text(app: App, race: Race) -> None:
+    c = await client(app)
+    assert (await error_for(c, "this is {not json"))["code"] == "bad_json"
+    await still_serving(app, race)
+
+
+async def test_binary_frame(app: App, race: Race) -> None:
+    c = await client(app)
+    assert (await error_for(c, b'{"type": "hello"}'))["code"] == "bad_message"
+    await still_serving(app, race)
+
+
+async def test_frame_over_4_kib_closes_with_1009(app: App, race: Race) -> None:
+    c = await client(app)
+    await c.send({"type": "hello", "name": "x" * 5000})
+    assert await c.closed() == 1009
+    await still_serving(app, race)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"type": "move", "seq": "one", "move": "T"},
+        {"type": "move", "seq": 0, "move": "T"},
+        {"type": "move", "seq": 1, "move": 7},
+        {"type": "join", "match": "not a code"},
+        {"type": "create", "seats": 3},
+        {"type": "ready", "extra": True},
+        ["type", "hello"],
+    ],
+)
+async def test_wrong_field_types(app: App, race: Race, frame: object) -> None:
+    c = await client(app)
+    assert (await error_for(c, frame))["code"] == "bad_message"
+    await still_serving(app, race)
+
+
+async def test_unknown_type(app: App, race: Race) -> None:
+    c = await client(app)
+    assert (await error_for(c, {"type": "teleport"}))["code"] == "unknown_type"
+    assert (await error_for(c, {"no": "type"}))["code"] == "unknown_type"
+    await still_serving(app, race)
+
+
+async def test_move_before_the_start(app: App, race: Race) -> None:
+    c = await client(app)
+    created = await c.request({"type": "create"}, "created")
+    rejected = await c.request({"type": "move", "seq": 1, "move": "T"}, "rejected")
+    assert rejected["code"] == "wrong_phase" and rejected["seq"] == 1
+    m = app.hub.live[created["match"]].match
+    assert m.status == "lobby"
+    nobody = await client(app)
+    rejected = await nobody.request({"type": "move", "seq": 1, "move": "T"}, "rejected")
+    assert rejected["code"] == "wrong_phase"
+    await still_serving(app, race)
+
+
+async def test_move_after_the_end(app: App, race: Race) -> None:
+    other = await start_race(app)
+    a, b = other.players
+    await other.move(0)
+    await a.send({"type": "finish"})
+    await b.send({"type": "finish"})
+    await a.expect("result")
+    rejected = await a.request({"type": "move", "seq": 2, "move": "T"}, "rejected")
+    assert rejected["code"] == "wrong_phase"
+    again = await a.request({"type": "move", "seq": 1, "move": "T"}, "ack")  # a resend still acks
+    assert again["seq"] == 1
+    await still_serving(app, race)
+
+
+async def test_resume_with_a_made_up_token(app: App, race: Race) -> None:
+    c = await client(app)
+    frame = {"type": "resume", "match": race.code, "token": "made-up-token-0123456789"}
+    assert (await error_for(c, frame))["code"] == "bad_token"
+    await still_serving(app, race)
+
+
+async def test_resume_with_a_token_of_another_match(app: App, race: Race) -> None:
+    other = await start_race(app)
+    c = await client(app)
+    for token in other.tokens:
+        frame = {"type": "resume", "match": race.code, "token": token}
+        assert (await error_for(c, frame))["code"] == "bad_token"
+    await still_serving(app, race)
+
+
+async def test_out_of_order_seq(app: App, race: Race) -> None:
+    a = race.players[0]
+    rejected = await a.request({"type": "move", "seq": race.seqs[0] + 1, "move": "T"}, "rejected")
+    assert rejected["code"] == "out_of_order"
+    assert rejected["view"] == race.views[0]  # the current view, to resync
+    await still_serving(app, race)
+
+
+async def test_illegal_move(app: App, race: Race) -> None:
+    a = race.players[0]
+    rejected = await a.request({"type": "move", "seq": race.seqs[0], "move": "A1~A2"}, "rejected")
+    assert rejected["code"] == "illegal" and rejected["view"] == race.views[0]
+    await still_serving(app, race)
+
+
+async def test_join_of_an_unknown_code(app: App, race: Race) -> None:
+    c = await client(app)
+    assert (await error_for(c, {"type": "join", "match": "CCCCCCCC"}))["code"] == "not_found"
+    assert (await error_for(c, {"type": "watch", "match": "CCCCCCCC"}))["code"] == "not_found"
+    await still_serving(app, race)
+
+
+async def test_third_join_is_full(app: App, race: Race) -> None:
+    c = await client(app)
+    lobby = await client(app)
+    code = (await lobby.request({"type": "create"}, "created"))["match"]
+    await c.request({"type": "join", "match": code}, "joined")
+    third = await client(app)
+    assert (await error_for(third, {"type": "join", "match": code}))["code"] == "full"
+    assert (await error_for(third, {"type": "join", "match": race.code}))["code"] in ("full", "wrong_phase")
+    await still_serving(app, race)
+
+
+async def test_flood_is_rate_limited_then_closed_only_when_it_persists(make_app: MakeAppT) -> None:
+    app = await make_app(rate_per_s=0.001, burst=5, flood_limit=30)
+    race = await start_race(app)  # uses 2 + 1 frames of each player's burst
+    a = race.players[0]
+    for _ in range(10):  # a short flood: refused, not closed
+        await a.send({"type": "move", "seq": 1, "move": "T"})
+    await a.expect("error", code="rate_limited")
+    await (await a.ws.ping())  # still open
+    codes = [m["code"] for m in a.received if m["type"] == "error"]
+    assert set(codes) == {"rate_limited"}
+    for _ in range(40):  # the flood goes on: closed with 1008
+        await a.send({"type": "move", "seq": 1, "move": "T"})
+    assert await a.closed() == 1008
+    # Nothing Ann did is lost: she resumes on a new connection.
+    a2 = await client(app)
+    resumed = await a2.request({"type": "resume", "match": race.code, "token": race.tokens[0]}, "resumed")
+    assert resumed["last_seq"] == app.hub.live[race.code].match.seat(0).last_seq
+    assert resumed["view"]["moves"] == resumed["last_seq"]
+
+
+async def test_origin_allowlist(make_app: MakeAppT) -> None:
+    app = await make_app(origins=("https://grip.example",))
+    url = f"ws://127.0.0.1:{app.port}/"
+    with pytest.raises(InvalidStatus) as exc:
+        await WsClient.connect(url, origin="https://evil.example")
+    assert exc.value.response.status_code == 403
+    ok = await WsClient.connect(url, origin="https://grip.example")
+    await ok.request({"type": "hello", "name": "Ann"}, "welcome")
+    no_origin = await WsClient.connect(url)  # not a browser
+    await no_origin.request({"type": "hello"}, "welcome")
+
+
+async def test_same_origin_only_by_default(app: App) -> None:
+    url = f"ws://127.0.0.1:{app.port}/"
+    with pytest.raises(InvalidStatus) as exc:
+        await WsClient.connect(url, origin="https://evil.example")
+    assert exc.value.response.status_code == 403
+    ok = await WsClient.connect(url, origin=f"http://127.0.0.1:{app.port}")
+    await ok.request({"type": "hello"}, "welcome")
