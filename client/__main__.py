@@ -1,0 +1,78 @@
+"""``python -m client``: race, watch or run a bot from a terminal.
+
+python -m client play [URL] [--join CODE] [--bot greedy|lookahead]
+python -m client watch URL CODE
+python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from .api import DEFAULT_URL, ClientError, connect
+from .bots import run_bot
+from .terminal import run_terminal
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m client", description="Devil's Grip race client")
+    sub = ap.add_subparsers(dest="command", required=True)
+    play = sub.add_parser("play", help="race from this terminal")
+    play.add_argument("url", nargs="?", default=DEFAULT_URL)
+    play.add_argument("--join", metavar="CODE", help="join a friend's match instead of creating one")
+    play.add_argument("--bot", choices=("greedy", "lookahead"), help="race a bot the server seats")
+    play.add_argument("--deal", type=int, help="deal number (default: a random deal)")
+    play.add_argument("--variant", default="classic")
+    play.add_argument("--name")
+    play.add_argument("--no-color", action="store_true")
+    watch = sub.add_parser("watch", help="spectate a match")
+    watch.add_argument("url")
+    watch.add_argument("code")
+    watch.add_argument("--no-color", action="store_true")
+    bot = sub.add_parser("bot", help="a bot joins a match and plays it")
+    bot.add_argument("url")
+    bot.add_argument("--join", metavar="CODE", required=True)
+    bot.add_argument("--strategy", choices=("greedy", "lookahead"), default="greedy")
+    bot.add_argument("--speed", type=float, default=2.0, help="moves a second (0: as fast as acked)")
+    bot.add_argument("--name")
+    return ap.parse_args(argv)
+
+
+async def bot_main(args: argparse.Namespace) -> int:
+    client = await connect(args.url, name=args.name or f"{args.strategy} bot")
+    try:
+        seated = await client.join(args.join)
+        print(f"seated in {seated.match} as seat {seated.seat}; playing {args.strategy}", flush=True)
+        result = await run_bot(client, args.strategy, args.speed)
+    finally:
+        await client.close()
+    for s in result.seats:
+        print(f"{s.name}: {s.score} left ({s.reason})" + (" winner" if result.winner == s.seat else ""))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    color = None if not getattr(args, "no_color", False) else False
+    try:
+        if args.command == "play":
+            return asyncio.run(
+                run_terminal(
+                    args.url, join=args.join, bot=args.bot, name=args.name, deal=args.deal,
+                    variant=args.variant, color=color,
+                )
+            )  # fmt: skip
+        if args.command == "watch":
+            return asyncio.run(run_terminal(args.url, watch=args.code, color=color))
+        return asyncio.run(bot_main(args))
+    except ClientError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,405 @@
+"""The terminal client: race or watch from a shell, the board in ANSI colour.
+
+Moves are typed in RULES.md notation (``T``, ``W>B3``, ``A2:0>C5``,
+``A2~B5``); Tab completes the legal ones (readline). Other commands:
+``ready``, ``finish``, ``resign``, ``rematch``, ``help``, ``quit``.
+
+Each command waits for its outcome (``ready`` for the start, a move for its
+ack), so piping a script into stdin plays it in order. Rendering and
+completion are plain functions (``render_board``, ``render_screen``,
+``completions``) that the tests call directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from server import protocol as p
+
+from .api import Client, ClientError, MoveRejected, connect
+
+COMMANDS = ("ready", "finish", "resign", "rematch", "help", "quit")
+RED_SUITS = "HD"
+ROWS = "ABC"
+
+
+class Style:
+    """ANSI escapes, or nothing when colour is off."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, *codes: int) -> str:
+        if not self.color or not codes:
+            return text
+        return f"\x1b[{';'.join(map(str, codes))}m{text}\x1b[0m"
+
+
+def card_cell(
+    card: str, style: Style, *, top: bool = False, home: bool = False, complete: bool = False
+) -> str:
+    codes: list[int] = [31] if card[1] in RED_SUITS else []
+    if top:
+        codes.append(1)
+    if complete:
+        codes.append(42)
+    elif home:
+        codes.append(4)
+    return style(card, *codes)
+
+
+def _home_row(card: str) -> int:
+    return ("23456789TJQK".index(card[0])) % 3
+
+
+def render_board(view: p.View, style: Style, title: str = "") -> list[str]:
+    """The grid as rows of overlapping piles (bottom card first), then waste and stock."""
+    lines = [style(title, 1)] if title else []
+    columns = sorted({int(name[1:]) for name in view.grid})
+    lines.append("    " + "".join(f"{c:<5}" for c in columns))
+    for r, row in enumerate(ROWS):
+        piles = [view.grid.get(f"{row}{c}", []) for c in columns]
+        depth = max([len(pile) for pile in piles] + [1])
+        for k in range(depth):
+            cells = []
+            for pile in piles:
+                if k >= len(pile):
+                    cells.append("     " if pile or k else " --  ")
+                    continue
+                home = _home_row(pile[0]) == r
+                cells.append(
+                    card_cell(
+                        pile[k], style, top=k == len(pile) - 1, home=home, complete=home and len(pile) == 4
+                    )
+                    + "   "
+                )
+            lines.append((f" {row}  " if k == 0 else "    ") + "".join(cells).rstrip())
+    wastes = []
+    for i, w in enumerate(view.waste):
+        name = "Waste" if len(view.waste) == 1 else f"W{i + 1}"
+        top = card_cell(w.top, style, top=True) if w.top else "--"
+        wastes.append(f"{name} {top} ({w.count})")
+    lines.append("  ".join(wastes) + f"   Stock {view.stock_count}")
+    if view.stock is not None:
+        lines.append("Stock order: " + " ".join(view.stock))
+    lines.append(f"Leftover {style(str(view.leftover), 1)}  on grid {view.on_grid}  complete {view.complete}")
+    return lines
+
+
+def clock_text(ends_at: int | None, now_ms: int) -> str:
+    if not ends_at:
+        return "--:--"
+    left = max(0, ends_at - now_ms) // 1000
+    return f"{left // 60:02d}:{left % 60:02d}"
+
+
+@dataclass
+class Screen:
+    """Everything the terminal shows, updated from events."""
+
+    match: str = ""
+    seat: int | None = None
+    lobby: p.Lobby | None = None
+    view: p.View | None = None
+    boards: dict[int, p.View] = field(default_factory=dict)  # spectators
+    progress: dict[int, p.Progress] = field(default_factory=dict)
+    ends_at: int | None = None
+    starts_at: int | None = None
+    result: p.Result | None = None
+    note: str = ""
+
+    def update(self, msg: p.Message) -> None:
+        if isinstance(msg, p.Seated):
+            self.match, self.seat = msg.match, msg.seat
+        elif isinstance(msg, p.Lobby):
+            self.lobby, self.match = msg, msg.match
+        elif isinstance(msg, p.Countdown):
+            self.starts_at = msg.starts_at
+            self.note = "get ready..."
+        elif isinstance(msg, p.Start):
+            self.ends_at, self.note = msg.ends_at, "go!"
+            if msg.view is not None:
+                self.view = msg.view
+            for n, board in enumerate(msg.boards or []):
+                self.boards[n] = board
+        elif isinstance(msg, p.Ack):
+            self.view = msg.view
+            if msg.auto:
+                self.note = "arranged home: " + " ".join(msg.auto)
+        elif isinstance(msg, p.Rejected):
+            self.note = f"{msg.code.value}: {msg.message}"
+            self.view = msg.view or self.view
+        elif isinstance(msg, p.Progress):
+            self.progress[msg.seat] = msg
+        elif isinstance(msg, p.Board):
+            self.boards[msg.seat] = msg.view
+            self.progress[msg.seat] = msg.progress
+        elif isinstance(msg, p.Finished):
+            self.note = f"seat {msg.seat} finished: {msg.score} left ({msg.reason})"
+        elif isinstance(msg, p.Result):
+            self.result = msg
+        elif isinstance(msg, p.Watching):
+            self.match, self.lobby, self.result = msg.match, msg.lobby, msg.result
+            for snap in msg.boards:
+                self.progress[snap.seat] = snap.progress
+                if snap.view is not None:
+                    self.boards[snap.seat] = snap.view
+        elif isinstance(msg, p.Resumed):
+            self.lobby, self.view, self.result = msg.lobby, msg.view or self.view, msg.result
+            for prog in msg.opponents:
+                self.progress[prog.seat] = prog
+        elif isinstance(msg, p.Rematched):
+            self.match, self.view, self.result, self.ends_at = msg.match, None, None, None
+            self.progress.clear()
+            self.note = f"rematch: new match {msg.match}; type ready"
+        elif isinstance(msg, p.Error):
+            self.note = f"{msg.code.value}: {msg.message}"
+
+
+def _seat_name(screen: Screen, seat: int) -> str:
+    if screen.lobby:
+        for s in screen.lobby.seats:
+            if s.seat == seat:
+                return s.name
+    return f"seat {seat}"
+
+
+def progress_line(screen: Screen, seat: int, style: Style) -> str:
+    prog = screen.progress.get(seat)
+    name = _seat_name(screen, seat)
+    if prog is None:
+        return f"{name}: waiting"
+    done = style(" finished", 32) if prog.finished else ""
+    return f"{name}: leftover {style(str(prog.leftover), 1)}, on grid {prog.on_grid}, complete {prog.complete}, moves {prog.moves}{done}"
+
+
+def render_result(result: p.Result, style: Style) -> list[str]:
+    lines = [style("Result", 1)]
+    for s in result.seats:
+        mark = " *winner*" if result.winner == s.seat else ""
+        lines.append(f"  {s.name}: {s.score} left ({s.reason}, {s.rating or 'unrated'}){mark}")
+    if result.draw:
+        lines.append("  a draw")
+    lines.append(f"  deal seed {result.seed}")
+    return lines
+
+
+def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> str:
+    """The whole screen as text (no cursor movement): header, boards, progress, notes."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    status = screen.lobby.status if screen.lobby else "connecting"
+    lines = [
+        style(f"Devil's Grip race  match {screen.match or '-'}", 1)
+        + f"  [{status}]  clock {clock_text(screen.ends_at, now)}"
+    ]
+    if screen.lobby and status == "lobby":
+        for s in screen.lobby.seats:
+            lines.append(
+                f"  {s.name}: {'ready' if s.ready else 'not ready'}{'' if s.connected else ' (away)'}"
+            )
+    if screen.seat is not None:
+        if screen.view is not None:
+            lines += render_board(screen.view, style)
+        for seat in sorted(screen.progress):
+            if seat != screen.seat:
+                lines.append("Opponent " + progress_line(screen, seat, style))
+        if screen.view is not None:
+            legal = screen.view.legal
+            shown = " ".join(legal[:16]) + (" ..." if len(legal) > 16 else "")
+            lines.append(f"Legal ({len(legal)}): {shown}")
+    else:
+        for seat in sorted(screen.boards):
+            lines += render_board(screen.boards[seat], style, progress_line(screen, seat, style))
+            lines.append("")
+    if screen.result is not None:
+        lines += render_result(screen.result, style)
+    if screen.note:
+        lines.append(style(screen.note, 33))
+    return "\n".join(lines)
+
+
+def completions(prefix: str, legal: list[str]) -> list[str]:
+    """Legal moves and commands starting with ``prefix`` (moves compared upper-case)."""
+    up = prefix.upper()
+    out = [m for m in legal if m.startswith(up)]
+    out += [c for c in COMMANDS if c.startswith(prefix.lower())]
+    return out
+
+
+def normalize(line: str) -> str:
+    """A typed move in canonical case: ``w>b3`` is ``W>B3``; commands stay lower-case."""
+    text = line.strip()
+    return text.lower() if text.lower() in COMMANDS else text.upper()
+
+
+class Terminal:
+    """Drives one ``Client`` from lines of input, redrawing ``Screen`` on every event."""
+
+    def __init__(self, client: Client, out: TextIO, *, interactive: bool, color: bool) -> None:
+        self.client = client
+        self.out = out
+        self.interactive = interactive
+        self.style = Style(color)
+        self.screen = Screen()
+        self.started = asyncio.Event()
+        self.decided = asyncio.Event()
+
+    def redraw(self) -> None:
+        text = render_screen(self.screen, self.style)
+        if self.interactive:
+            buffer = ""
+            with contextlib.suppress(ImportError):
+                import readline
+
+                buffer = readline.get_line_buffer()
+            self.out.write("\x1b[H\x1b[2J" + text + "\n> " + buffer)
+        else:
+            self.out.write(text + "\n")
+        self.out.flush()
+
+    async def pump(self) -> None:
+        """Read events into the screen until the connection ends."""
+        async for msg in self.client.events():
+            self.screen.update(msg)
+            if isinstance(msg, p.Start):
+                self.started.set()
+            if isinstance(msg, p.Result):
+                self.decided.set()
+            if isinstance(msg, p.Rematched):
+                self.started.clear()
+                self.decided.clear()
+            if self.interactive or not isinstance(msg, p.Lobby | p.Progress | p.Countdown):
+                self.redraw()
+
+    async def tick_clock(self) -> None:
+        while True:
+            await asyncio.sleep(1)
+            clock = clock_text(self.screen.ends_at, int(time.time() * 1000))
+            self.out.write(f"\x1b7\x1b[1;1H{self.style('clock ' + clock, 1)}\x1b8")
+            self.out.flush()
+
+    async def command(self, line: str) -> bool:
+        """Run one typed line; False to quit."""
+        text = normalize(line)
+        if not text:
+            return True
+        c = self.client
+        try:
+            if text == "quit":
+                return False
+            if text == "help":
+                self.screen.note = (
+                    "moves: T  W>B3  A2:0>C5  A2~B5 (Tab completes) - ready finish resign rematch quit"
+                )
+            elif text == "ready":
+                await c.ready()
+                await asyncio.wait_for(self.started.wait(), 30)
+            elif text in ("finish", "resign"):
+                await (c.finish() if text == "finish" else c.resign())
+                await asyncio.wait_for(self.decided.wait(), 3600)
+            elif text == "rematch":
+                await c.rematch()
+            else:
+                await c.play(text)
+                self.screen.note = f"played {text}"
+        except MoveRejected as exc:
+            self.screen.note = f"{text}: {exc.message}"
+        except (ClientError, TimeoutError) as exc:
+            self.screen.note = f"{text}: {exc}"
+        self.redraw()
+        return True
+
+
+def _completer(term: Terminal) -> Callable[[str, int], str | None]:
+    def complete(text: str, state: int) -> str | None:
+        legal = term.screen.view.legal if term.screen.view else []
+        options = completions(text, legal)
+        return options[state] if state < len(options) else None
+
+    return complete
+
+
+async def stdin_lines(interactive: bool) -> AsyncIterator[str]:
+    """Lines typed (with readline editing when interactive), read in a thread; ends at EOF."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            if interactive:
+                line = await loop.run_in_executor(None, input, "> ")
+            else:
+                line = await loop.run_in_executor(None, sys.stdin.readline)
+                if not line:
+                    return
+        except EOFError:
+            return
+        yield line
+
+
+async def run_terminal(
+    url: str,
+    *,
+    join: str | None = None,
+    watch: str | None = None,
+    bot: str | None = None,
+    name: str | None = None,
+    deal: int | None = None,
+    variant: p.VariantName = "classic",
+    lines: AsyncIterator[str] | None = None,
+    out: TextIO = sys.stdout,
+    interactive: bool | None = None,
+    color: bool | None = None,
+) -> int:
+    """Play (create, or join ``join``) or watch ``watch``; lines come from stdin unless given."""
+    interactive = sys.stdin.isatty() and out.isatty() if interactive is None else interactive
+    color = out.isatty() if color is None else color
+    try:
+        client = await connect(url, name=name)
+    except ClientError as exc:
+        print(f"cannot connect: {exc}", file=sys.stderr)
+        return 1
+    term = Terminal(client, out, interactive=interactive, color=color)
+    pump = asyncio.create_task(term.pump())
+    tasks: list[asyncio.Task[object]] = [pump]
+    try:
+        if watch:
+            watching = await client.watch(watch)
+            if watching.result is None:
+                decided = asyncio.create_task(term.decided.wait())
+                tasks.append(decided)
+                await asyncio.wait([pump, decided], return_when=asyncio.FIRST_COMPLETED)
+            return 0
+        if join:
+            seated = await client.join(join)
+        else:
+            seated = await client.create(deal=deal, variant=variant, bot=bot)  # type: ignore[arg-type]
+            term.screen.note = (
+                f"match {seated.match}: your friend joins with --join {seated.match}; type ready"
+            )
+        term.screen.update(seated)
+        if interactive:
+            import readline
+
+            readline.set_completer_delims(" \t")
+            readline.set_completer(_completer(term))
+            readline.parse_and_bind("tab: complete")
+            tasks.append(asyncio.create_task(term.tick_clock()))
+        term.redraw()
+        async for line in lines if lines is not None else stdin_lines(interactive):
+            if not await term.command(line):
+                break
+        return 0
+    except ClientError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        for task in tasks[1:]:
+            task.cancel()
+        await client.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump

@@ -1,0 +1,137 @@
+""" "Race a bot": a bot the server seats in a match, playing like a person would.
+
+A ``BotPeer`` is an in-process peer: the hub sends it the same messages as a
+player's connection (it sits in ``LiveMatch.seats`` like one), and it sends
+its commands through ``App.dispatch``, the very path a WebSocket frame takes
+after parsing: join, ready, move with its own ``seq``, rematch. So its moves
+are decided and validated by the match like anyone's, and it decides them
+only from what a racer receives (its own ``View`` and the opponent's
+``progress``), with ``engine.view_players``.
+
+It readies when the human readies, plays at a human pace (a move every
+``PACE_S`` seconds, jittered), agrees to a rematch, and stops at the result
+when no rematch follows, or when its match is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+from typing import TYPE_CHECKING, Any, cast
+
+from . import protocol as p
+from .engine.view_players import STRATEGIES
+
+if TYPE_CHECKING:
+    from .app import App, Connection
+    from .hub import LiveMatch
+    from .store import PlayerRecord
+
+log = logging.getLogger(__name__)
+
+PACE_S = (0.6, 1.6)  # seconds between moves, uniform: a brisk human
+NAMES = {"greedy": "Greedy bot", "lookahead": "Lookahead bot"}
+
+
+class BotPeer:
+    """A bot seat: the attributes ``App`` reads of a connection, and an inbox."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, app: App, strategy: str, pace_s: tuple[float, float] | None = None) -> None:
+        self.app = app
+        self.strategy = strategy
+        self.decide = STRATEGIES[strategy]
+        self.pace_s = PACE_S if pace_s is None else pace_s
+        self.id = f"{app.instance}-bot{next(self._ids)}"
+        self.player: PlayerRecord | None = None
+        self.live: LiveMatch | None = None
+        self.seat: int | None = None
+        self.rng = random.Random()
+        self._inbox: asyncio.Queue[p.Message | str | None] = asyncio.Queue()
+        self._seq = 0
+        self._ready_sent = False
+        self._token = ""
+
+    # ---------------------------------------------------------- peer side
+
+    def send(self, message: p.Message | str) -> None:
+        self._inbox.put_nowait(message)
+
+    def close(self, code: int, reason: str) -> None:
+        self._inbox.put_nowait(None)
+
+    # ---------------------------------------------------------- player side
+
+    async def _command(self, message: p.Message) -> None:
+        await self.app.dispatch(cast("Connection", self), message)
+
+    async def join(self, match: str) -> None:
+        await self._command(p.Join(match=match, name=NAMES[self.strategy]))
+
+    async def run(self) -> None:
+        """Read what the seat receives and act on it, until the race is over."""
+        try:
+            while True:
+                item = await self._inbox.get()
+                if item is None:
+                    return
+                msg = p.parse_server(item) if isinstance(item, str) else item
+                if not await self._on(msg):
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("bot %s failed", self.id)
+        finally:
+            await self._leave()
+
+    async def _on(self, msg: Any) -> bool:
+        """Act on one message; False when the bot is done."""
+        if isinstance(msg, p.Seated):
+            self._token = msg.token
+        elif isinstance(msg, p.Lobby):
+            others_ready = any(s.ready for s in msg.seats if s.seat != self.seat)
+            if msg.status == "lobby" and others_ready and not self._ready_sent:
+                self._ready_sent = True
+                await self._command(p.Ready())
+        elif isinstance(msg, p.Start | p.Ack) and msg.view is not None:
+            await self._play(msg.view)
+        elif isinstance(msg, p.Rejected):
+            self._seq = msg.seq - 1
+            if msg.view is not None and msg.code != p.ErrorCode.WRONG_PHASE:
+                await self._play(msg.view)
+        elif isinstance(msg, p.Result):
+            await self._command(p.Rematch())
+        elif isinstance(msg, p.Rematched):
+            self._seq, self._ready_sent = 0, False
+            await self._command(p.Resume(match=msg.match, token=self._token, last_ev=0))
+        elif isinstance(msg, p.Error) and msg.code in (p.ErrorCode.NOT_FOUND, p.ErrorCode.TAKEN_OVER):
+            return False
+        return True
+
+    async def _play(self, view: p.View) -> None:
+        if view.over:
+            return
+        await asyncio.sleep(self.rng.uniform(*self.pace_s))
+        move = self.decide(view.model_dump())
+        if move is None:
+            await self._command(p.Finish())
+            return
+        self._seq += 1
+        await self._command(p.MoveMsg(seq=self._seq, move=move))
+
+    async def _leave(self) -> None:
+        if self.live is not None:
+            self.app.hub.detach(self.live, self)
+            self.live, self.seat = None, None
+
+
+async def seat_bot(app: App, lm: LiveMatch, strategy: str) -> BotPeer:
+    """Seat a bot in ``lm``'s free seat and let it play; the hub cancels it at shutdown."""
+    bot = BotPeer(app, strategy)
+    await bot.join(lm.match.id)
+    app.hub._spawn(bot.run())
+    return bot

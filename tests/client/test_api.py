@@ -1,0 +1,131 @@
+"""The client library against a real server: a race, resends after a drop, bots."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from client import Client, MoveRejected, ServerError, connect
+from client.bots import run_bot
+from server import protocol as p
+from server.engine import Game
+from server.engine.view_players import greedy_view, lookahead_view
+
+
+async def seated_pair(url: str, deal: int = 1) -> tuple[Client, Client]:
+    a = await connect(url, name="Ann")
+    b = await connect(url, name="Bob")
+    seated = await a.create(deal=deal)
+    assert seated.seat == 0 and a.token == seated.token
+    joined = await b.join(seated.match)
+    assert joined.seat == 1 and b.match == seated.match
+    return a, b
+
+
+async def test_create_join_ready_moves_result(url: str) -> None:
+    a, b = await seated_pair(url)
+    await a.ready()
+    await b.ready()
+    start = await a.next_event(p.Start)
+    assert start.view is not None and start.view.leftover == 72
+    ack = await a.play("T")
+    assert ack.seq == 1 and ack.view.leftover == 72 and ack.view.stock_count == 69
+    progress = await b.next_event(p.Progress)
+    assert progress.seat == 0 and progress.moves == 1
+    with pytest.raises(MoveRejected) as info:
+        await a.play("A1:0>A1")
+    assert info.value.code == p.ErrorCode.ILLEGAL and a.next_seq == 2
+    assert (await a.play("T")).seq == 2  # the refused seq is reused
+    await a.finish()
+    await b.resign()
+    result = await a.next_event(p.Result)
+    assert result.winner == 0 and result.seats[0].moves == ["T", "T"]
+    assert (await b.next_event(p.Result)) == result
+    await a.close()
+    await b.close()
+
+
+async def test_errors_are_typed(url: str) -> None:
+    c = await connect(url)
+    with pytest.raises(ServerError) as info:
+        await c.join("34679ACD")
+    assert info.value.code == p.ErrorCode.NOT_FOUND
+    await c.close()
+
+
+async def test_resend_after_drop_loses_and_doubles_nothing(url: str) -> None:
+    a, b = await seated_pair(url, deal=12345)
+    await a.ready()
+    await b.ready()
+    start = await a.next_event(p.Start)
+    assert start.view is not None
+    # The moves a greedy player would make, computed ahead on the same deal.
+    game = Game("12345")
+    planned = []
+    for _ in range(30):
+        move = greedy_view(game.player_view())
+        assert move is not None
+        game.play(move)
+        planned.append(move)
+    for move in planned[:10]:
+        await a.play(move)
+    for move in planned[10:20]:
+        await a.move(move)  # pipelined: some are unacked when the line drops
+    a.drop()
+    for move in planned[20:]:
+        await a.move(move)  # sent while down: resent after the resume
+    async with asyncio.timeout(10):
+        while a.unacked or a.reconnects == 0:
+            await a.next_event(p.Ack, p.Resumed)
+    assert a.reconnects == 1
+    assert a.view is not None and a.view.moves == 30
+    await a.finish()
+    await b.finish()
+    result = await b.next_event(p.Result)
+    assert result.seats[0].moves == planned
+    await a.close()
+    await b.close()
+
+
+async def test_bot_vs_bot_over_the_protocol(url: str) -> None:
+    a, b = await seated_pair(url, deal=7)
+    results = await asyncio.wait_for(
+        asyncio.gather(run_bot(a, "greedy", speed=0), run_bot(b, "lookahead", speed=0)), 30
+    )
+    assert results[0] == results[1]
+    result = results[0]
+    assert {s.reason for s in result.seats} == {"over"}
+    assert result.winner is not None or result.draw
+    await a.close()
+    await b.close()
+
+
+async def test_race_a_bot_seated_by_the_server(url: str) -> None:
+    a = await connect(url, name="Ann")
+    await a.create(deal=3, bot="greedy")
+    lobby = await a.next_event(p.Lobby)
+    while len(lobby.seats) < 2:
+        lobby = await a.next_event(p.Lobby)
+    assert [s.name for s in lobby.seats] == ["Ann", "Greedy bot"]
+    assert not lobby.seats[1].ready  # the bot readies when the human does
+    await a.ready()
+    await a.next_event(p.Start)
+    await a.finish()
+    result = await a.next_event(p.Result, timeout=30)
+    bot = result.seats[1]
+    assert bot.reason == "over" and len(bot.moves) > 20
+    assert result.winner == 1
+    # The bot's moves replay on the deal: the server validated each one.
+    assert Game.replay("3", "classic", bot.moves).leftover == bot.score
+    await a.close()
+
+
+def test_view_strategies_play_a_deal_to_its_end() -> None:
+    for strategy in (greedy_view, lookahead_view):
+        game = Game("5")
+        while not game.is_over:
+            move = strategy(game.player_view())
+            assert move is not None
+            game.play(move)
+        assert game.leftover < 72
