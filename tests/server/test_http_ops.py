@@ -1,0 +1,135 @@
+"""HTTP on the WebSocket port, expiry of idle matches, clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from race import MakeAppT, client, kick, start_race
+from wsclient import WsClient
+
+from server.app import WEB_ROOT, App
+from server.hub import FINISHED_TTL_MS, LOBBY_TTL_MS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def get(app: App, path: str) -> tuple[int, str, bytes]:
+    def fetch() -> tuple[int, str, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{app.port}{path}", timeout=5) as r:
+                return r.status, r.headers["Content-Type"], r.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.headers["Content-Type"], exc.read()
+
+    return await asyncio.to_thread(fetch)
+
+
+async def test_healthz(make_app: MakeAppT) -> None:
+    app = await make_app()
+    status, kind, body = await get(app, "/healthz")
+    assert status == 200 and kind.startswith("application/json")
+    assert json.loads(body) == {"status": "ok", "bus": True, "store": True}
+
+
+async def test_metrics(make_app: MakeAppT) -> None:
+    app = await make_app()
+    race = await start_race(app)
+    await race.move(0)
+    await race.players[1].send("not json")
+    await race.players[1].expect("error")
+    status, kind, body = await get(app, "/metrics")
+    assert status == 200 and kind.startswith("text/plain")
+    text = body.decode()
+    assert re.search(r"^grip_connections 2\.0$", text, re.M)
+    assert re.search(r'^grip_matches\{status="playing"\} 1\.0$', text, re.M)
+    assert re.search(r'^grip_matches\{status="lobby"\} 0\.0$', text, re.M)
+    assert re.search(r"^grip_moves_total 1\.0$", text, re.M)
+    assert re.search(r'^grip_rejects_total\{code="bad_json"\} 1\.0$', text, re.M)
+    assert re.search(r"^grip_ack_latency_seconds_count 1\.0$", text, re.M)
+    assert 'grip_ack_latency_seconds_bucket{le="0.01"}' in text
+
+
+async def test_static_index(make_app: MakeAppT) -> None:
+    app = await make_app()
+    status, kind, body = await get(app, "/")
+    assert status == 200 and kind.startswith("text/html")
+    assert body == (WEB_ROOT / "index.html").read_bytes()
+    status, _, _ = await get(app, "/../pyproject.toml")
+    assert status == 404
+
+
+async def drained(app: App) -> None:
+    async with asyncio.timeout(5):
+        while app.hub._tasks:
+            await asyncio.sleep(0)  # a yield to the loop, not a wait for time
+
+
+async def test_sweep_drops_old_lobbies_and_finished_matches(make_app: MakeAppT) -> None:
+    app = await make_app()
+    c = await client(app)
+    lobby_code = (await c.request({"type": "create"}, "created"))["match"]
+    await c.close()
+    race = await start_race(app)
+    a, b = race.players
+    await a.send({"type": "finish"})
+    await b.send({"type": "finish"})
+    await a.expect("result")
+    finished = app.hub.live[race.code]
+    assert app.hub.sweep() == []
+    kick_clock = app.clock.advance  # type: ignore[attr-defined]
+    kick_clock(FINISHED_TTL_MS + 1)
+    assert app.hub.sweep() == [race.code]
+    assert (await a.expect("error"))["code"] == "not_found"
+    assert finished.timer is None or finished.timer.cancelled()
+    kick_clock(LOBBY_TTL_MS - FINISHED_TTL_MS)
+    assert app.hub.sweep() == [lobby_code]
+    await drained(app)
+    assert app.hub.live == {} and not app.hub._tasks
+    # An expired match is gone for good, even though its log is kept.
+    late = await client(app)
+    assert (await late.request({"type": "watch", "match": race.code}, "error"))["code"] == "not_found"
+    assert app.hub.live == {}
+    assert await app.store.result(race.code) is not None
+
+
+async def test_a_match_in_play_is_not_swept(make_app: MakeAppT) -> None:
+    app = await make_app()
+    race = await start_race(app)
+    app.clock.advance(LOBBY_TTL_MS * 2)  # type: ignore[attr-defined]
+    assert app.hub.sweep() == []
+    kick(app, race.code)  # now past the time limit: both time out
+    result = await race.players[0].expect("result")
+    assert [s["reason"] for s in result["seats"]] == ["timeout", "timeout"]
+
+
+async def test_sigterm_tells_clients_and_exits_cleanly(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", "--port", "0", "--data", str(tmp_path), "--log", "WARNING",
+        stdout=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 10)).decode()
+        found = re.search(r"listening on http://([\d.]+:\d+)/", line)
+        assert found, line
+        c = await WsClient.connect(f"ws://{found.group(1)}/")
+        await c.request({"type": "create"}, "created")
+        proc.send_signal(signal.SIGTERM)
+        error = await c.expect("error")
+        assert error["code"] == "unavailable"
+        assert await c.closed() == 1001
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
