@@ -16,12 +16,14 @@ import itertools
 import json
 import logging
 import mimetypes
+import os
 import random
 import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,12 +34,13 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from . import daily
 from . import protocol as p
 from .bus import Bus, open_bus
 from .hub import Hub, LiveMatch, new_code, new_token, now_ms
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
-from .replay import replay_json
-from .store import Conflict, PlayerRecord, Store, open_store
+from .replay import replay_json, verified_result
+from .store import BoardRow, Conflict, PlayerRecord, Store, open_store
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +177,7 @@ class App:
         self.bus = bus
         self.clock = clock
         self.instance = secrets.token_hex(4)
+        self.daily_secret = ""  # loaded in start()
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.connections: set[Connection] = set()
         self.metrics = Metrics(self)
@@ -193,11 +197,16 @@ class App:
             "leave": self.on_leave,
             "hint": self.on_hint,
             "undo": self.on_undo,
+            "daily": self.on_daily,
+            "leaderboard": self.on_leaderboard,
+            "days": self.on_days,
+            "replay": self.on_replay,
         }
 
     # ------------------------------------------------------------ serving
 
     async def start(self) -> Server:
+        self.daily_secret = await self._load_daily_secret()
         self.server = await serve(
             self.handle,
             self.settings.host,
@@ -209,6 +218,10 @@ class App:
         )
         self._sweeper = asyncio.create_task(self._sweep_forever())
         return self.server
+
+    async def _load_daily_secret(self) -> str:
+        """From the environment (shared by every replica), else stored on first start."""
+        return os.environ.get("DAILY_SECRET") or await self.store.daily_secret(secrets.token_hex(32))
 
     @property
     def port(self) -> int:
@@ -256,7 +269,7 @@ class App:
         if path == "/metrics":
             return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/api/replay/"):
-            status, body = await replay_json(self.store, path)
+            status, body = await replay_json(self.store, path, self.clock())
             return _response(status, body, "application/json")
         return self._static(path)
 
@@ -367,15 +380,25 @@ class App:
     # ------------------------------------------------------- handlers
 
     async def on_hello(self, conn: Connection, msg: p.Hello) -> None:
-        record = await self.store.player(msg.player) if msg.player else None
-        key = msg.key or ""
-        if record is None or not hmac.compare_digest(record.key_hash, hash_token(key)):
+        """A new identity, or the one ``player``/``key`` prove; a wrong key changes nothing."""
+        if msg.player is None:
             key = new_token()
             record = PlayerRecord(
                 secrets.token_urlsafe(12), hash_token(key), clean_name(msg.name), self.clock()
             )
             await self.store.save_player(record)
-        elif msg.name is not None and clean_name(msg.name) != record.name:
+            conn.player = record
+            conn.send(p.Welcome(player=record.id, key=key, name=record.name))
+            return
+        found = await self.store.player(msg.player)
+        key = msg.key or ""
+        if found is None or not hmac.compare_digest(found.key_hash, hash_token(key)):
+            raise MatchError(
+                p.ErrorCode.BAD_KEY,
+                "that player id and key do not match; send hello without them for a new identity",
+            )
+        record = found
+        if msg.name is not None and clean_name(msg.name) != record.name:
             record = PlayerRecord(record.id, record.key_hash, clean_name(msg.name), record.created_at)
             await self.store.save_player(record)
         conn.player = record
@@ -384,26 +407,28 @@ class App:
     async def on_create(self, conn: Connection, msg: p.Create) -> None:
         seed = msg.seed or (str(msg.deal) if msg.deal is not None else secrets.token_hex(8))
         token = new_token()
-        for _ in range(5):
-            events = Match.open(
-                new_code(),
-                variant=msg.variant,
-                seed=seed,
-                seats=msg.seats,
-                time_limit_s=msg.time_limit_s,
-                name=self._name(conn, msg.name),
-                token=token,
-                player=conn.player.id if conn.player else None,
-                now=self.clock(),
-                practice=msg.seats == 1,
-            )
-            try:
-                lm = await self.hub.open(events)
-                break
-            except Conflict:
-                continue  # that code is taken: draw another
-        else:
-            raise MatchError(p.ErrorCode.UNAVAILABLE, "could not allocate a match code")
+        code, day, ranked = new_code(), None, False
+        if msg.daily:
+            day = daily.day_of(self.clock())
+            seed, ranked = daily.seed(self.daily_secret, day), await self._daily_entry(conn, msg, day, code)
+        events = Match.open(
+            code,
+            variant=msg.variant,
+            seed=seed,
+            seats=msg.seats,
+            time_limit_s=msg.time_limit_s,
+            name=self._name(conn, msg.name),
+            token=token,
+            player=conn.player.id if conn.player else None,
+            now=self.clock(),
+            practice=msg.seats == 1 and not ranked,
+            daily=day,
+            ranked=ranked,
+        )
+        try:
+            lm = await self.hub.open(events)
+        except Conflict:  # one code in 25^8 is taken: ask again
+            raise MatchError(p.ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
         conn.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
         await self._take_seat(conn, lm, 0)
         if msg.bot is not None and msg.seats == 2:
@@ -411,8 +436,45 @@ class App:
 
             await seat_bot(self, lm, msg.bot)
 
+    async def _daily_entry(self, conn: Connection, msg: p.Create, day: str, code: str) -> bool:
+        """Whether this daily game is ranked: one ranked attempt a day, practice only after it."""
+        if conn.player is None:
+            raise MatchError(p.ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
+        if msg.variant != "classic" or msg.bot is not None:
+            raise MatchError(
+                p.ErrorCode.NOT_ALLOWED, "the daily challenge is classic, against a person or alone"
+            )
+        used = await self.store.daily_attempt(day, conn.player.id)
+        if msg.ranked is False:
+            if used is None:
+                raise MatchError(
+                    p.ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after"
+                )
+            return False
+        if used is not None:
+            if msg.ranked:
+                raise MatchError(
+                    p.ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow"
+                )
+            return False
+        await self._claim_daily(day, conn.player.id, code)
+        return True
+
+    async def _claim_daily(self, day: str, player: str, code: str) -> None:
+        if await self.store.claim_daily(day, player, code) != code:
+            raise MatchError(
+                p.ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow"
+            )
+
     async def on_join(self, conn: Connection, msg: p.Join) -> None:
         lm = await self.hub.get(msg.match)
+        if lm.match.ranked and lm.match.daily is not None:
+            if conn.player is None:
+                raise MatchError(
+                    p.ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id"
+                )
+            if lm.match.status == "lobby" and any(s is None for s in lm.match.seats):
+                await self._claim_daily(lm.match.daily, conn.player.id, lm.match.id)
         token = new_token()
         player = conn.player.id if conn.player else None
         name = self._name(conn, msg.name)
@@ -424,6 +486,11 @@ class App:
 
     async def on_watch(self, conn: Connection, msg: p.Watch) -> None:
         lm = await self.hub.get(msg.match)
+        if lm.match.ranked and lm.match.daily and not daily.is_over(lm.match.daily, self.clock()):
+            raise MatchError(
+                p.ErrorCode.NOT_ALLOWED,
+                "ranked daily games cannot be watched live; replays open when the day is over",
+            )
         await self._unbind(conn)
         conn.live = lm
         # No await between the snapshot and joining the audience: nothing can slip between.
@@ -484,6 +551,69 @@ class App:
         move = hint(game, random.Random())
         conn.send(p.Hint(move=None if move is None else str(move)))
 
+    def _day_info(self, day: str, players: int) -> p.DayInfo:
+        seed = daily.seed(self.daily_secret, day)
+        revealed = daily.is_over(day, self.clock())
+        return p.DayInfo(
+            day=day, commitment=daily.commitment(seed), seed=seed if revealed else None, players=players
+        )
+
+    async def on_daily(self, conn: Connection, msg: p.DailyRequest) -> None:
+        today = daily.day_of(self.clock())
+        yesterday = daily.previous_day(today)
+        counts = [
+            sum((await self.store.leaderboard(d, None, limit=1)).distribution.values())
+            for d in (today, yesterday)
+        ]
+        attempt = await self.store.daily_attempt(today, conn.player.id) if conn.player else None
+        conn.send(
+            p.DailyInfo(
+                today=self._day_info(today, counts[0]),
+                variant="classic",
+                attempt=attempt,
+                previous=self._day_info(yesterday, counts[1]),
+            )
+        )
+
+    async def on_leaderboard(self, conn: Connection, msg: p.LeaderboardRequest) -> None:
+        try:
+            daily.parse_day(msg.day)
+        except ValueError:
+            raise MatchError(p.ErrorCode.BAD_MESSAGE, f"{msg.day!r} is not a calendar day") from None
+        if msg.day > daily.day_of(self.clock()):
+            raise MatchError(p.ErrorCode.NOT_YET, f"the {msg.day} daily has not begun")
+        board = await self.store.leaderboard(msg.day, conn.player.id if conn.player else None)
+        conn.send(
+            p.Leaderboard(
+                day=self._day_info(msg.day, sum(board.distribution.values())),
+                top=[_entry(rank, row) for rank, row in board.ranked_top()],
+                you=_entry(*board.you) if board.you else None,
+                distribution=[
+                    p.ScoreCount(score=s, players=n) for s, n in sorted(board.distribution.items())
+                ],
+            )
+        )
+
+    async def on_days(self, conn: Connection, msg: p.DaysRequest) -> None:
+        before = msg.before or daily.day_of(self.clock())
+        days = await self.store.daily_days(before, msg.limit)
+        conn.send(p.Days(days=[self._day_info(day, n) for day, n in days]))
+
+    async def on_replay(self, conn: Connection, msg: p.ReplayRequest) -> None:
+        result = await verified_result(self.store, msg.match, self.clock())
+        assert result.seed is not None
+        conn.send(
+            p.Replay(
+                match=result.match,
+                variant=result.variant,
+                seed=result.seed,
+                daily=result.daily,
+                seats=[
+                    p.ReplaySeat(seat=s.seat, name=s.name, score=s.score, moves=s.moves) for s in result.seats
+                ],
+            )
+        )
+
     async def on_undo(self, conn: Connection, msg: p.UndoRequest) -> None:
         lm, seat = self._seated(conn)
         await self.hub.execute(lm, lambda m: m.decide_undo(seat, self.clock()))
@@ -503,11 +633,16 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+def _entry(rank: int, row: BoardRow) -> p.BoardEntry:
+    return p.BoardEntry(
+        rank=rank, player=row.player, name=row.name, score=row.score, time_ms=row.time_ms, match=row.match
+    )
+
+
 def _response(status: int, body: bytes, content_type: str) -> Response:
     headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
     headers["Cache-Control"] = "no-cache"
-    reason = {200: "OK", 403: "Forbidden", 404: "Not Found", 503: "Service Unavailable"}[status]
-    return Response(status, reason, headers, body)
+    return Response(status, HTTPStatus(status).phrase, headers, body)
 
 
 async def run(settings: Settings, ready: Callable[[App], None] | None = None) -> None:

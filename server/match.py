@@ -18,7 +18,7 @@ import hashlib
 import hmac
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -45,6 +45,8 @@ class Opened(_Event):
     seats: int
     time_limit_s: int
     practice: bool = False
+    daily: str | None = None  # the UTC day of a daily-challenge deal
+    ranked: bool = False  # counts for that day's leaderboard
 
 
 class Seated(_Event):
@@ -223,6 +225,8 @@ class Match:
         self.capacity = opened.seats
         self.time_limit_s = opened.time_limit_s
         self.practice = opened.practice
+        self.daily = opened.daily
+        self.ranked = opened.ranked
         self.created_at = opened.at
         self.grace_ms = grace_ms
         self.seats: list[SeatState | None] = [None] * opened.seats
@@ -298,6 +302,8 @@ class Match:
         player: str | None,
         now: int,
         practice: bool = False,
+        daily: str | None = None,
+        ranked: bool = False,
     ) -> list[Event]:
         return [
             Opened(
@@ -309,6 +315,8 @@ class Match:
                 seats=seats,
                 time_limit_s=time_limit_s,
                 practice=practice,
+                daily=daily,
+                ranked=ranked,
             ),
             Seated(ev=2, at=now, seat=0, name=name, token_hash=hash_token(token), player=player),
         ]
@@ -493,6 +501,7 @@ class Match:
             seats.append(
                 p.SeatResult(
                     seat=n,
+                    player=s.player,
                     name=s.name,
                     score=e.score,
                     rating=rating(e.score),
@@ -513,6 +522,8 @@ class Match:
             seats=seats,
             winner=winner,
             draw=draw,
+            daily=self.daily,
+            ranked=self.ranked,
         )
 
     # --------------------------------------------------------------- fold
@@ -621,7 +632,7 @@ class Match:
         if isinstance(e, Ended):
             return [(ALL, p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at))]
         if isinstance(e, Decided):
-            return [(ALL, e.result)]
+            return [(ALL, self.public_result(e.result))]
         if isinstance(e, RematchOpened):
             return [(ALL, p.Rematched(ev=e.ev, match=e.match))]
         return []
@@ -656,6 +667,17 @@ class Match:
             view=p.View.model_validate(game.player_view()),
         )
 
+    @overload
+    def public_result(self, result: p.Result) -> p.Result: ...
+    @overload
+    def public_result(self, result: None) -> None: ...
+
+    def public_result(self, result: p.Result | None) -> p.Result | None:
+        """A daily deal's seed stays secret until its day is over: the replay reveals it then."""
+        if result is None or self.daily is None:
+            return result
+        return result.model_copy(update={"seed": None})
+
     def snapshot_for_spectator(self) -> p.Watching:
         boards = []
         for n, s in enumerate(self.seats):
@@ -669,7 +691,13 @@ class Match:
                     moves=[str(m) for m in s.game.moves] if s.game else [],
                 )
             )
-        return p.Watching(match=self.id, ev=self.ev, lobby=self.lobby(), boards=boards, result=self.result)
+        return p.Watching(
+            match=self.id,
+            ev=self.ev,
+            lobby=self.lobby(),
+            boards=boards,
+            result=self.public_result(self.result),
+        )
 
     def snapshot_for_seat(self, seat: int, missed: list[p.Message]) -> p.Resumed:
         return p.Resumed(
@@ -680,7 +708,7 @@ class Match:
             lobby=self.lobby(),
             view=self.view(seat),
             opponents=[self.progress(n) for n, s in enumerate(self.seats) if s is not None and n != seat],
-            result=self.result,
+            result=self.public_result(self.result),
             missed=missed,  # type: ignore[arg-type]
         )
 

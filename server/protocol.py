@@ -30,6 +30,7 @@ Token = Annotated[str, Field(min_length=16, max_length=64, pattern=r"^[A-Za-z0-9
 Name = Annotated[str, Field(min_length=1, max_length=24)]
 MoveText = Annotated[str, Field(min_length=1, max_length=12)]
 Seat = Annotated[int, Field(ge=0, le=1)]
+Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 VariantName = Literal["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"]
 
 
@@ -50,6 +51,10 @@ class ErrorCode(StrEnum):
     TOO_LARGE = "too_large"
     UNAVAILABLE = "unavailable"
     TAKEN_OVER = "taken_over"
+    BAD_KEY = "bad_key"
+    ALREADY_PLAYED = "already_played"
+    NOT_YET = "not_yet"
+    CORRUPT = "corrupt"
 
 
 class Message(BaseModel):
@@ -80,6 +85,8 @@ class Create(Message):
     time_limit_s: int = Field(default=600, ge=30, le=3600)
     name: Name | None = None
     bot: Literal["greedy", "lookahead"] | None = None  # "race a bot": the server seats one
+    daily: bool = False  # today's daily deal (classic); needs a hello first
+    ranked: bool | None = None  # daily only: None = ranked if today's attempt is unused
 
 
 class Join(Message):
@@ -138,6 +145,30 @@ class UndoRequest(Message):
     type: Literal["undo"] = "undo"
 
 
+class DailyRequest(Message):
+    """Today's challenge: its commitment and whether this player has used their attempt."""
+
+    type: Literal["daily"] = "daily"
+
+
+class LeaderboardRequest(Message):
+    type: Literal["leaderboard"] = "leaderboard"
+    day: Day
+
+
+class DaysRequest(Message):
+    """Past days, newest first, before ``before`` (default: today)."""
+
+    type: Literal["days"] = "days"
+    before: Day | None = None
+    limit: int = Field(default=14, ge=1, le=60)
+
+
+class ReplayRequest(Message):
+    type: Literal["replay"] = "replay"
+    match: MatchCode
+
+
 ClientMessage = Annotated[
     Hello
     | Create
@@ -151,7 +182,11 @@ ClientMessage = Annotated[
     | Rematch
     | Leave
     | HintRequest
-    | UndoRequest,
+    | UndoRequest
+    | DailyRequest
+    | LeaderboardRequest
+    | DaysRequest
+    | ReplayRequest,
     Field(discriminator="type"),
 ]
 
@@ -285,6 +320,7 @@ class Finished(Message):
 
 class SeatResult(Message):
     seat: Seat
+    player: str | None = None
     name: str
     score: int
     rating: str | None
@@ -300,11 +336,13 @@ class Result(Message):
     ev: int
     match: MatchCode
     variant: str
-    seed: str
+    seed: str | None  # None for a daily deal until its day is over
     started_at: int
     seats: list[SeatResult]
     winner: Seat | None
     draw: bool
+    daily: Day | None = None
+    ranked: bool = False
 
 
 class Rematched(Message):
@@ -365,6 +403,69 @@ class Undone(Message):
     view: View
 
 
+class DayInfo(Message):
+    day: Day
+    commitment: str
+    seed: str | None  # published once the day is over
+    players: int
+    par: int | None = None
+
+
+class DailyInfo(Message):
+    type: Literal["daily"] = "daily"
+    today: DayInfo
+    variant: str
+    attempt: MatchCode | None  # this player's ranked match today, if any
+    previous: DayInfo
+
+
+class BoardEntry(Message):
+    rank: int
+    player: str
+    name: str
+    score: int
+    time_ms: int
+    match: MatchCode
+
+
+class ScoreCount(Message):
+    score: int
+    players: int
+
+
+class Leaderboard(Message):
+    """A day's ranking: score, then time to finish; ``you`` is the asker's own line."""
+
+    type: Literal["leaderboard"] = "leaderboard"
+    day: DayInfo
+    top: list[BoardEntry]
+    you: BoardEntry | None
+    distribution: list[ScoreCount]
+
+
+class Days(Message):
+    type: Literal["days"] = "days"
+    days: list[DayInfo]
+
+
+class ReplaySeat(Message):
+    seat: Seat
+    name: str
+    score: int
+    moves: list[str]
+
+
+class Replay(Message):
+    """A finished game, checked by replaying every move through the engine."""
+
+    type: Literal["replay"] = "replay"
+    match: MatchCode
+    variant: str
+    seed: str
+    daily: Day | None
+    seats: list[ReplaySeat]
+
+
 class Error(Message):
     type: Literal["error"] = "error"
     code: ErrorCode
@@ -388,6 +489,10 @@ ServerMessage = Annotated[
     | Watching
     | Hint
     | Undone
+    | DailyInfo
+    | Leaderboard
+    | Days
+    | Replay
     | Error,
     Field(discriminator="type"),
 ]
@@ -398,7 +503,7 @@ CLIENT_TYPES = frozenset(
     m.model_fields["type"].default
     for m in (
         Hello, Create, Join, Watch, Resume, Ready, MoveMsg, Finish, Resign, Rematch, Leave,
-        HintRequest, UndoRequest,
+        HintRequest, UndoRequest, DailyRequest, LeaderboardRequest, DaysRequest, ReplayRequest,
     )
 )  # fmt: skip
 

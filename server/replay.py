@@ -6,9 +6,12 @@ move a player made plus the automatic arrangement swaps the engine added
 after it (only after a win); the recorded log lists those swaps as moves of
 their own, so they are folded into the play that caused them.
 
-Only finished matches (a stored ``result``) are served: the seed is public
-then. Views carry no ``legal`` list (a replay is not played) to keep the
-answer small.
+Only finished matches (a stored ``result``) are served, and a daily deal's
+only once its day is over (its seed is secret until then). Every log is
+replayed through the engine and must end at the recorded score: a log the
+engine rejects is refused, so a tampered log can never be shown or ranked.
+Views carry no ``legal`` list (a replay is not played) to keep the answer
+small.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ import json
 import re
 from typing import Any
 
+from . import daily
 from .engine import Game, IllegalMove, InvalidMove, Move
-from .protocol import CODE_ALPHABET, CODE_LENGTH, Result
+from .match import MatchError
+from .protocol import CODE_ALPHABET, CODE_LENGTH, ErrorCode, Result
 from .store import Store, StoreUnavailable
 
 PATH = re.compile(f"^/api/replay/([{CODE_ALPHABET}]{{{CODE_LENGTH}}})$")
@@ -31,8 +36,8 @@ def _view(game: Game) -> dict[str, Any]:
     return view
 
 
-def seat_steps(seed: str, variant: str, moves: list[str]) -> list[dict[str, Any]]:
-    """Step 0 is the deal; step k the board after the k-th play."""
+def seat_steps(seed: str, variant: str, moves: list[str], score: int) -> list[dict[str, Any]]:
+    """Step 0 is the deal; step k the board after the k-th play. IllegalMove if the log is not sound."""
     game = Game.new(seed, variant)
     steps: list[dict[str, Any]] = [{"move": None, "auto": [], "view": _view(game)}]
     pending: list[Move] = []
@@ -45,7 +50,30 @@ def seat_steps(seed: str, variant: str, moves: list[str]) -> list[dict[str, Any]
         recorded = game.play(move)
         pending = list(recorded[1:])
         steps.append({"move": str(move), "auto": [str(m) for m in recorded[1:]], "view": _view(game)})
+    if game.leftover != score:
+        raise IllegalMove(
+            moves[-1] if moves else "T", f"the log ends at {game.leftover}, not the recorded {score}"
+        )
     return steps
+
+
+async def verified_result(store: Store, match: str, now: int) -> Result:
+    """A finished match's result whose logs the engine accepts; MatchError otherwise."""
+    try:
+        result = await store.result(match)
+    except StoreUnavailable:
+        raise MatchError(ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
+    if result is None:
+        raise MatchError(ErrorCode.NOT_FOUND, f"match {match} has no result (unknown, or not finished)")
+    if result.daily is not None and not daily.is_over(result.daily, now):
+        raise MatchError(ErrorCode.NOT_YET, f"replays of the {result.daily} daily open when that day is over")
+    assert result.seed is not None  # stored results keep their seed
+    for s in result.seats:
+        try:
+            seat_steps(result.seed, result.variant, s.moves, s.score)
+        except (IllegalMove, InvalidMove) as exc:
+            raise MatchError(ErrorCode.CORRUPT, f"the log of seat {s.seat} does not replay: {exc}") from None
+    return result
 
 
 def replay_body(result: Result) -> dict[str, Any]:
@@ -64,27 +92,28 @@ def replay_body(result: Result) -> dict[str, Any]:
                 "rating": s.rating,
                 "reason": s.reason,
                 "finished_at": s.finished_at,
-                "steps": seat_steps(result.seed, result.variant, s.moves),
+                "steps": seat_steps(result.seed or "", result.variant, s.moves, s.score),
             }
             for s in result.seats
         ],
     }
 
 
-async def replay_json(store: Store, path: str) -> tuple[int, bytes]:
+HTTP_STATUS = {
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.NOT_YET: 403,
+    ErrorCode.CORRUPT: 500,
+    ErrorCode.UNAVAILABLE: 503,
+}
+
+
+async def replay_json(store: Store, path: str, now: int) -> tuple[int, bytes]:
     """(HTTP status, JSON body) for a replay path."""
     m = PATH.match(path)
     if m is None:
         return 404, json.dumps({"error": "not_found", "message": "no such match code"}).encode()
     try:
-        result = await store.result(m.group(1))
-    except StoreUnavailable:
-        return 503, json.dumps({"error": "unavailable", "message": "the store is unavailable"}).encode()
-    if result is None:
-        body = {"error": "not_found", "message": "this match has no result yet (or does not exist)"}
-        return 404, json.dumps(body).encode()
-    try:
-        body_ok = replay_body(result)
-    except (IllegalMove, InvalidMove) as exc:  # a log the engine cannot replay: a server bug
-        return 503, json.dumps({"error": "unavailable", "message": f"cannot replay: {exc}"}).encode()
-    return 200, json.dumps(body_ok, separators=(",", ":")).encode()
+        result = await verified_result(store, m.group(1), now)
+    except MatchError as exc:
+        return HTTP_STATUS[exc.code], json.dumps({"error": exc.code.value, "message": exc.message}).encode()
+    return 200, json.dumps(replay_body(result), separators=(",", ":")).encode()

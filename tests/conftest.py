@@ -20,6 +20,7 @@ import pytest
 
 from server.app import App, Settings
 from server.bus import open_bus
+from server.hub import now_ms
 from server.store import open_store
 
 IN_CI = os.environ.get("CI") == "true"
@@ -108,13 +109,13 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 async def start_app(tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
-    """Start in-process servers on port 0: ``app = await start_app(**settings)``."""
+    """Start in-process servers on port 0: ``app = await start_app(clock=..., **settings)``."""
     apps: list[App] = []
 
-    async def start(**overrides: object) -> App:
+    async def start(clock: Callable[[], int] = now_ms, **overrides: object) -> App:
         settings = Settings(port=0, store_url=f"sqlite:///{tmp_path / 'grip.db'}", sweep_s=3600)
         settings = replace(settings, **overrides)  # type: ignore[arg-type]
-        app = App(settings, open_store(settings.store_url), open_bus(settings.bus_url))
+        app = App(settings, open_store(settings.store_url), open_bus(settings.bus_url), clock=clock)
         await app.start()
         apps.append(app)
         return app

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
 class InvalidMove(ValueError):
@@ -23,7 +23,7 @@ class InvalidMove(ValueError):
         self.why = why
 
 
-class MoveKind(str, Enum):
+class MoveKind(StrEnum):
     TURN = "turn"
     REDEAL = "redeal"
     WASTE = "waste"  # waste top to a pile

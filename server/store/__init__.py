@@ -26,6 +26,48 @@ class StoreUnavailable(Exception):
 
 
 @dataclass(frozen=True)
+class BoardRow:
+    """One player's ranked daily game: a leaderboard line."""
+
+    player: str
+    name: str
+    score: int
+    time_ms: int
+    match: str
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """The order of the board: lower score first, then the faster finish."""
+        return self.score, self.time_ms
+
+
+@dataclass(frozen=True)
+class DailyBoard:
+    top: list[BoardRow]  # best first
+    you: tuple[int, BoardRow] | None  # the asker's rank (1 + players strictly ahead) and line
+    distribution: dict[int, int]  # score -> players
+
+    def ranked_top(self) -> list[tuple[int, BoardRow]]:
+        """The top with competition ranks (1, 2, 2, 4): equal score and time share a rank."""
+        out: list[tuple[int, BoardRow]] = []
+        for i, row in enumerate(self.top):
+            rank = out[-1][0] if out and out[-1][1].key == row.key else i + 1
+            out.append((rank, row))
+        return out
+
+
+def board_rows(result: Result) -> list[BoardRow]:
+    """The leaderboard lines a ranked daily result adds (none for other results)."""
+    if not (result.ranked and result.daily):
+        return []
+    return [
+        BoardRow(s.player, s.name, s.score, s.finished_at - result.started_at, result.match)
+        for s in result.seats
+        if s.player is not None
+    ]
+
+
+@dataclass(frozen=True)
 class PlayerRecord:
     id: str
     key_hash: str
@@ -51,6 +93,19 @@ class Store(Protocol):
     async def player(self, player_id: str) -> PlayerRecord | None: ...
 
     async def save_player(self, player: PlayerRecord) -> None: ...
+
+    async def daily_secret(self, fresh: str) -> str:
+        """The daily secret; ``fresh`` is stored (and returned) only if there is none yet."""
+
+    async def claim_daily(self, day: str, player: str, match: str) -> str:
+        """Take the day's one ranked attempt for ``match``; returns the match that holds it."""
+
+    async def daily_attempt(self, day: str, player: str) -> str | None: ...
+
+    async def leaderboard(self, day: str, player: str | None, limit: int = 100) -> DailyBoard: ...
+
+    async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
+        """Days before ``before`` with ranked games, newest first, with their player counts."""
 
     async def close(self) -> None: ...
 

@@ -18,7 +18,9 @@ wins any race to start a match, accept a seq or write a result.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -28,10 +30,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..match import Connected, Decided, Disconnected, Event, Moved, decode_events
 from ..protocol import Result
-from . import Conflict, PlayerRecord, StoreUnavailable
+from . import BoardRow, Conflict, DailyBoard, PlayerRecord, StoreUnavailable, board_rows
 
 FINISHED_TTL_S = 7 * 24 * 3600
-FIELDS = 7  # per event in the script's ARGV: ev kind body seat seq extra at
+BOARD_SCALE = 10**10  # a board entry's zset score: score * BOARD_SCALE + ms to finish
 
 APPEND = """
 local events, meta, result = KEYS[1], KEYS[2], KEYS[3]
@@ -43,14 +45,15 @@ local function last_id(key)
 end
 if last_id(events) ~= expected then return 0 end
 for i = 0, n - 1 do
-  local o = 3 + i * 7
+  local o = 3 + i * 8
   if ARGV[o + 2] == 'moved' and last_id(KEYS[4 + tonumber(ARGV[o + 4])]) >= tonumber(ARGV[o + 5]) then
     return -1
   end
 end
 for i = 0, n - 1 do
-  local o = 3 + i * 7
+  local o = 3 + i * 8
   local ev, kind, body, seat, seq, extra, at = ARGV[o+1], ARGV[o+2], ARGV[o+3], ARGV[o+4], ARGV[o+5], ARGV[o+6], ARGV[o+7]
+  local board = ARGV[o+8]
   redis.call('XADD', events, '0-' .. ev, 'e', body)
   if kind == 'moved' then
     redis.call('XADD', KEYS[4 + tonumber(seat)], '0-' .. seq, 'm', extra)
@@ -61,6 +64,14 @@ for i = 0, n - 1 do
   elseif kind == 'decided' then
     redis.call('SET', result, extra)
     for k = 1, 7 do if k ~= 3 then redis.call('EXPIRE', KEYS[k], ttl) end end
+    if board ~= '' then
+      local b = cjson.decode(board)
+      for _, row in ipairs(b.rows) do
+        redis.call('ZADD', b.key .. ':board', row[2], row[1])
+        redis.call('HSET', b.key .. ':entries', row[1], row[3])
+      end
+      redis.call('ZADD', 'grip:daily:days', 0, b.day)
+    end
   end
   if kind == 'opened' or kind == 'countdown' or kind == 'started' or kind == 'decided' then
     redis.call('HSET', meta, 'status', kind, 'updated_at', at)
@@ -85,14 +96,29 @@ def match_keys(match_id: str) -> list[str]:
 
 def _args(e: Event) -> list[Any]:
     seat = getattr(e, "seat", 0)
-    seq, extra = 0, ""
+    seq, extra, board = 0, "", ""
     if isinstance(e, Moved):
         seq, extra = e.seq, e.move
     elif isinstance(e, Connected | Disconnected):
         extra = e.conn
     elif isinstance(e, Decided):
         extra = e.result.model_dump_json()
-    return [e.ev, e.kind, e.model_dump_json(), seat, seq, extra, e.at]
+        rows = board_rows(e.result)
+        if rows and e.result.daily:
+            board = json.dumps(
+                {
+                    "day": e.result.daily,
+                    "key": daily_key(e.result.daily),
+                    "rows": [
+                        [r.player, r.score * BOARD_SCALE + r.time_ms, json.dumps(asdict(r))] for r in rows
+                    ],
+                }
+            )
+    return [e.ev, e.kind, e.model_dump_json(), seat, seq, extra, e.at, board]
+
+
+def daily_key(day: str) -> str:
+    return f"grip:daily:{{{day}}}"
 
 
 class RedisStore:
@@ -140,6 +166,49 @@ class RedisStore:
     async def save_player(self, player: PlayerRecord) -> None:
         mapping = {"key_hash": player.key_hash, "name": player.name, "created_at": player.created_at}
         await self._call(self._redis.hset(f"grip:player:{player.id}", mapping=mapping))  # type: ignore[arg-type]
+
+    async def daily_secret(self, fresh: str) -> str:
+        await self._call(self._redis.set("grip:daily:secret", fresh, nx=True))
+        stored = await self._call(self._redis.get("grip:daily:secret"))
+        return str(stored.decode())
+
+    async def claim_daily(self, day: str, player: str, match: str) -> str:
+        await self._call(self._redis.hsetnx(f"{daily_key(day)}:attempts", player, match))
+        return await self.daily_attempt(day, player) or match
+
+    async def daily_attempt(self, day: str, player: str) -> str | None:
+        held = await self._call(self._redis.hget(f"{daily_key(day)}:attempts", player))
+        return None if held is None else str(held.decode())
+
+    async def leaderboard(self, day: str, player: str | None, limit: int = 100) -> DailyBoard:
+        key = daily_key(day)
+        players = await self._call(self._redis.zrange(f"{key}:board", 0, limit - 1))
+        details = await self._call(self._redis.hmget(f"{key}:entries", players)) if players else []
+        top = [BoardRow(**json.loads(d)) for d in details if d is not None]
+        you = None
+        if player is not None:
+            mine = await self._call(self._redis.hget(f"{key}:entries", player))
+            if mine is not None:
+                row = BoardRow(**json.loads(mine))
+                ahead = await self._call(
+                    self._redis.zcount(f"{key}:board", "-inf", f"({row.score * BOARD_SCALE + row.time_ms}")
+                )
+                you = (int(ahead) + 1, row)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for score in range(97):
+                pipe.zcount(f"{key}:board", score * BOARD_SCALE, (score + 1) * BOARD_SCALE - 1)
+            counts = await self._call(pipe.execute())
+        return DailyBoard(top, you, {score: int(n) for score, n in enumerate(counts) if n})
+
+    async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
+        days = await self._call(
+            self._redis.zrevrangebylex("grip:daily:days", f"({before}", "-", start=0, num=limit)
+        )
+        out = []
+        for raw in days:
+            day = raw.decode()
+            out.append((day, int(await self._call(self._redis.zcard(f"{daily_key(day)}:board")))))
+        return out
 
     async def close(self) -> None:
         await self._redis.aclose()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..match import Decided, Event, decode_events
 from ..protocol import Result
-from . import Conflict, PlayerRecord
+from . import BoardRow, Conflict, DailyBoard, PlayerRecord, board_rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -27,11 +27,19 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS players (
     id TEXT PRIMARY KEY, key_hash TEXT NOT NULL, name TEXT NOT NULL, created_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS daily_attempts (
+    day TEXT NOT NULL, player TEXT NOT NULL, match TEXT NOT NULL, PRIMARY KEY (day, player)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS daily_scores (
+    day TEXT NOT NULL, player TEXT NOT NULL, name TEXT NOT NULL, score INTEGER NOT NULL,
+    time_ms INTEGER NOT NULL, match TEXT NOT NULL, PRIMARY KEY (day, player)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS daily_rank ON daily_scores (day, score, time_ms);
 """
 
 
 class SqliteStore:
-
     def __init__(self, path: str) -> None:
         if path not in ("", ":memory:"):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -60,6 +68,13 @@ class SqliteStore:
                     db.execute(
                         "INSERT INTO results (match, decided_at, body) VALUES (?, ?, ?)",
                         (match_id, e.at, e.result.model_dump_json()),
+                    )
+                    db.executemany(
+                        "INSERT INTO daily_scores (day, player, name, score, time_ms, match) VALUES (?, ?, ?, ?, ?, ?)",
+                        [
+                            (e.result.daily, r.player, r.name, r.score, r.time_ms, r.match)
+                            for r in board_rows(e.result)
+                        ],
                     )
             db.execute("COMMIT")
         except sqlite3.IntegrityError:
@@ -92,6 +107,57 @@ class SqliteStore:
             "ON CONFLICT (id) DO UPDATE SET name = excluded.name",
             (player.id, player.key_hash, player.name, player.created_at),
         )
+
+    async def daily_secret(self, fresh: str) -> str:
+        self._db.execute("INSERT OR IGNORE INTO settings (key, value) VALUES ('daily_secret', ?)", (fresh,))
+        row = self._db.execute("SELECT value FROM settings WHERE key = 'daily_secret'").fetchone()
+        return str(row[0])
+
+    async def claim_daily(self, day: str, player: str, match: str) -> str:
+        self._db.execute(
+            "INSERT OR IGNORE INTO daily_attempts (day, player, match) VALUES (?, ?, ?)", (day, player, match)
+        )
+        return await self.daily_attempt(day, player) or match
+
+    async def daily_attempt(self, day: str, player: str) -> str | None:
+        row = self._db.execute(
+            "SELECT match FROM daily_attempts WHERE day = ? AND player = ?", (day, player)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    async def leaderboard(self, day: str, player: str | None, limit: int = 100) -> DailyBoard:
+        columns = "player, name, score, time_ms, match"
+        top = [
+            BoardRow(*row)
+            for row in self._db.execute(
+                f"SELECT {columns} FROM daily_scores WHERE day = ? ORDER BY score, time_ms LIMIT ?",
+                (day, limit),
+            )
+        ]
+        you = None
+        mine = self._db.execute(
+            f"SELECT {columns} FROM daily_scores WHERE day = ? AND player = ?", (day, player)
+        ).fetchone()
+        if mine is not None:
+            row = BoardRow(*mine)
+            (ahead,) = self._db.execute(
+                "SELECT count(*) FROM daily_scores WHERE day = ? AND (score < ? OR (score = ? AND time_ms < ?))",
+                (day, row.score, row.score, row.time_ms),
+            ).fetchone()
+            you = (ahead + 1, row)
+        distribution = dict(
+            self._db.execute(
+                "SELECT score, count(*) FROM daily_scores WHERE day = ? GROUP BY score ORDER BY score", (day,)
+            ).fetchall()
+        )
+        return DailyBoard(top, you, distribution)
+
+    async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
+        rows = self._db.execute(
+            "SELECT day, count(*) FROM daily_scores WHERE day < ? GROUP BY day ORDER BY day DESC LIMIT ?",
+            (before, limit),
+        ).fetchall()
+        return [(str(d), int(n)) for d, n in rows]
 
     async def close(self) -> None:
         self._db.close()

@@ -1,0 +1,59 @@
+"""A result acknowledged is a result kept: SIGKILL the server right after, restart, find it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from wsclient import WsClient
+
+from server import daily
+from server.hub import now_ms
+from tests.processes import ServerProcess
+
+
+@pytest.fixture(params=["embedded", "redis"])
+def server_args(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
+    if request.param == "embedded":
+        yield ["--data", str(tmp_path / "data")]
+    else:
+        yield ["--redis", request.getfixturevalue("redis_url")]
+
+
+async def test_result_and_leaderboard_survive_sigkill(server_args: list[str]) -> None:
+    server = ServerProcess(*server_args).start()
+    try:
+        c = await WsClient.connect(server.url)
+        me = await c.request({"type": "hello", "name": "Ann"}, "welcome")
+        created = await c.request({"type": "create", "daily": True, "seats": 1}, "created")
+        await c.send({"type": "ready"})
+        await c.expect("start", timeout=10)
+        await c.send({"type": "move", "seq": 1, "move": "T"})
+        await c.expect("ack")
+        await c.send({"type": "finish"})
+        result = await c.expect("result")
+        server.kill()  # SIGKILL, right after the result reached the player
+        assert result["ranked"]
+
+        server = ServerProcess(*server_args).start()
+        c = await WsClient.connect(server.url)
+        await c.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
+        board = await c.request({"type": "leaderboard", "day": daily.day_of(now_ms())}, "leaderboard")
+        assert board["you"]["match"] == created["match"]
+        assert board["you"]["score"] == result["seats"][0]["score"]
+        again = await c.request({"type": "create", "daily": True, "seats": 1, "ranked": True}, "error")
+        assert again["code"] == "already_played"
+        # an ordinary game's result is kept the same way, and its replay verifies
+        solo = await c.request({"type": "create", "seats": 1, "seed": "7"}, "created")
+        await c.send({"type": "ready"})
+        await c.expect("start", timeout=10)
+        await c.send({"type": "finish"})
+        await c.expect("result")
+        server.kill()
+        server = ServerProcess(*server_args).start()
+        c = await WsClient.connect(server.url)
+        replay = await c.request({"type": "replay", "match": solo["match"]}, "replay")
+        assert replay["seed"] == "7" and replay["seats"][0]["moves"] == []
+    finally:
+        server.kill()
