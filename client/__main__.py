@@ -11,6 +11,8 @@ import argparse
 import asyncio
 import sys
 
+from pydantic import ValidationError
+
 from .api import DEFAULT_URL, ClientError, connect
 from .bots import run_bot
 from .terminal import run_terminal
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     except ClientError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except ValidationError as exc:  # e.g. a match code that cannot be one
+        print(f"error: {exc.errors()[0]['msg']}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

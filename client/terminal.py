@@ -210,7 +210,7 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> st
             if seat != screen.seat:
                 lines.append("Opponent " + progress_line(screen, seat, style))
         if screen.view is not None:
-            legal = screen.view.legal
+            legal = sorted(screen.view.legal, key=lambda m: "~" in m)  # swaps last: they never score
             shown = " ".join(legal[:16]) + (" ..." if len(legal) > 16 else "")
             lines.append(f"Legal ({len(legal)}): {shown}")
     else:

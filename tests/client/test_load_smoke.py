@@ -1,0 +1,30 @@
+"""bench/load.py at a tiny load: it runs, prints every figure, and counts no errors."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_load_benchmark_smoke() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "bench" / "load.py"), "--races", "2", "--spectators", "1",
+        "--duration", "1.5", "--warmup", "3.3", "--server-cpus", "", "--client-cpus", "",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 90)
+    text = out.decode()
+    assert proc.returncode == 0, text + err.decode()[-2000:]
+    for figure in (
+        "sustained moves/s",
+        "move -> ack",
+        "move -> opp. progress",
+        "server CPU",
+        "KiB per connection",
+    ):
+        assert text.count(figure) >= 4, figure
+    assert "ratios to the bare echo relay" in text
+    assert "rejects+errors: 0" in text

@@ -1,0 +1,100 @@
+"""The terminal client: rendering and completion as functions, and a piped race in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import re
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from client.terminal import Screen, Style, completions, normalize, render_board, render_screen, run_terminal
+from server import protocol as p
+from server.engine import Game
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def view_of(seed: str, moves: list[str] = []) -> p.View:  # noqa: B006
+    game = Game.replay(seed, "classic", moves)
+    return p.View.model_validate(game.player_view())
+
+
+def test_board_shows_every_pile_waste_and_stock() -> None:
+    view = view_of("1", ["T"])
+    text = "\n".join(render_board(view, Style(False)))
+    for pile in view.grid.values():
+        assert pile[0] in text
+    assert "Waste" in text and f"Stock {view.stock_count}" in text and "Leftover 72" in text
+    assert "\x1b[" not in text
+
+
+def test_colour_marks_red_suits_and_tops() -> None:
+    text = "\n".join(render_board(view_of("1"), Style(True)))
+    assert "\x1b[31;1m" in text  # a red top card (seed 1 has hearts and diamonds)
+    assert "\x1b[1m" in text
+
+
+def test_screen_shows_opponent_progress_and_clock() -> None:
+    screen = Screen(match="34679ACD", seat=0, view=view_of("1"), ends_at=1_000_000 + 75_000)
+    screen.update(
+        p.Lobby(
+            ev=3, match="34679ACD", variant="classic", solo=False, time_limit_s=600, status="playing",
+            seats=[p.SeatInfo(seat=0, name="Ann", ready=True, connected=True),
+                   p.SeatInfo(seat=1, name="Bob", ready=True, connected=True)],
+        )
+    )  # fmt: skip
+    screen.update(p.Progress(ev=9, seat=1, leftover=60, on_grid=36, complete=2, moves=17, finished=False))
+    text = render_screen(screen, Style(False), now_ms=1_000_000)
+    assert "clock 01:15" in text
+    assert "Opponent Bob: leftover 60, on grid 36, complete 2, moves 17" in text
+    assert "Legal (" in text
+
+
+def test_completion_offers_legal_moves_and_commands() -> None:
+    legal = view_of("1", ["T"]).legal
+    assert completions("", legal)[: len(legal)] == legal
+    assert completions("t", legal) == ["T"]
+    assert all(m.startswith("W>") for m in completions("w>", legal))
+    assert completions("fi", legal) == ["finish"]
+    assert normalize(" w>b3 ") == "W>B3" and normalize("Ready") == "ready"
+
+
+async def lines(*texts: str) -> AsyncIterator[str]:
+    for text in texts:
+        yield text
+
+
+async def test_in_process_race_against_a_bot(url: str) -> None:
+    out = io.StringIO()
+    code = await run_terminal(
+        url, bot="greedy", deal=1, lines=lines("ready", "t", "A1:0>A1", "finish"), out=out,
+        interactive=False, color=False,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert code == 0
+    assert "played T" in text and "illegal" in text
+    assert "Result" in text and "Greedy bot" in text and "*winner*" in text
+
+
+async def test_piped_stdin_in_a_subprocess_then_watch(url: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "play", url, "--bot", "greedy", "--deal", "2", "--name", "Pipe",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=env, cwd=ROOT,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(b"ready\nT\nT\nfinish\nquit\n"), 40)
+    text = out.decode()
+    assert proc.returncode == 0, err.decode()
+    assert "played T" in text and "Result" in text and "Pipe" in text
+    code = re.search(r"match (\w{8}): your friend joins", text).group(1)  # type: ignore[union-attr]
+    # Spectating a decided match shows its boards and result, then ends.
+    watch = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "watch", url, code, stdout=asyncio.subprocess.PIPE, env=env, cwd=ROOT
+    )
+    wout, _ = await asyncio.wait_for(watch.communicate(), 30)
+    assert watch.returncode == 0
+    assert "Result" in wout.decode() and "Greedy bot: leftover" in wout.decode()
