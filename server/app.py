@@ -500,9 +500,11 @@ class App:
     async def on_resume(self, conn: Connection, msg: p.Resume) -> None:
         lm = await self.hub.get(msg.match)
         seat = lm.match.seat_of_token(msg.token)
-        log_events = await self.store.events(msg.match)
         await self._unbind(conn)
         m = lm.match
+        log_events = await self.store.events(msg.match)
+        while log_events and log_events[-1].ev < m.ev:  # applied meanwhile: read the log again
+            log_events = await self.store.events(msg.match)
         missed = missed_events(
             [e for e in log_events if e.ev <= m.ev], seat, msg.last_ev, self.settings.grace_ms
         )

@@ -218,7 +218,8 @@ class Hub:
 
     async def _tick(self, lm: LiveMatch) -> None:
         try:
-            await self.execute(lm, lambda m: m.tick(self.clock()))
+            if not await self.execute(lm, lambda m: m.tick(self.clock())):
+                self._schedule(lm)  # woke before the deadline (timers may fire early): sleep again
         except MatchError:
             log.warning("tick for %s failed; retrying", lm.match.id)
             lm.timer = asyncio.get_running_loop().call_later(1.0, self.tick_soon, lm)

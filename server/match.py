@@ -583,7 +583,9 @@ class Match:
             time_limit_s=self.time_limit_s,
             status=self.status,
             seats=[
-                p.SeatInfo(seat=n, name=s.name, ready=s.ready, connected=s.conn is not None)
+                p.SeatInfo(
+                    seat=n, name=s.name, ready=s.ready, connected=s.conn is not None, rematch=s.rematch
+                )
                 for n, s in enumerate(self.seats)
                 if s is not None
             ],
@@ -608,7 +610,7 @@ class Match:
 
     def render(self, e: Event) -> list[tuple[Audience, p.Message]]:
         """What each audience receives for an event just applied."""
-        if isinstance(e, Seated | Left | Readied | Connected | Disconnected):
+        if isinstance(e, Seated | Left | Readied | Connected | Disconnected | RematchAsked):
             return [(ALL, self.lobby(e.ev))]
         if isinstance(e, CountdownStarted):
             return [(ALL, self.lobby(e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]

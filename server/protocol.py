@@ -234,6 +234,7 @@ class SeatInfo(Message):
     name: str
     ready: bool
     connected: bool
+    rematch: bool = False  # asked for a rematch (after the result)
 
 
 class Welcome(Message):
