@@ -1,0 +1,1062 @@
+// The page: routes, screens and the protocol conversation. Routes (served by the server's
+// index.html fallback): /  /practice  /rules  /m/CODE (play or join)  /w/CODE (watch)  /r/CODE (replay).
+
+import { LANGS, detectLang, setLang, t, translateTree } from "./i18n.js";
+import { Net } from "./net.js";
+import { Board } from "./board.js";
+import { el, fmtTime } from "./dom.js";
+import { rulesScreen } from "./rules.js";
+import { replayScreen } from "./replay.js";
+
+const VARIANTS = ["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"];
+const TIME_LIMITS = [120, 300, 600, 900, 1800];
+const SIZES = ["A", "A+", "A++", "A+++"];
+const CODE_RE = /^[34679ACDEFGHJKMNPQRTUVWXY]{8}$/;
+
+const app = document.getElementById("app");
+let screen = null; // {onMessage, onReconnect, destroy, rerender}
+
+// ------------------------------------------------------------------ settings, chrome
+
+setLang(detectLang());
+
+const settings = {
+  size: localStorage.getItem("grip:size") || "A",
+  sound: localStorage.getItem("grip:sound") === "on",
+};
+
+function applySettings() {
+  document.body.dataset.size = SIZES.includes(settings.size) ? settings.size : "A";
+  const sound = document.getElementById("sound");
+  sound.dataset.i18n = settings.sound ? "sound_on" : "sound_off";
+  sound.setAttribute("aria-pressed", String(settings.sound));
+  translateTree(document.querySelector("header"));
+}
+
+function buildChrome() {
+  const langSel = document.getElementById("lang");
+  langSel.replaceChildren(...Object.entries(LANGS).map(([code, name]) => el("option", { value: code, text: name })));
+  langSel.value = document.documentElement.lang;
+  langSel.addEventListener("change", () => {
+    setLang(langSel.value);
+    translateTree(document);
+    if (screen && screen.rerender) screen.rerender();
+  });
+  const sizeSel = document.getElementById("size");
+  sizeSel.replaceChildren(...SIZES.map((s) => el("option", { value: s, text: s })));
+  sizeSel.value = settings.size;
+  sizeSel.addEventListener("change", () => {
+    settings.size = sizeSel.value;
+    localStorage.setItem("grip:size", settings.size);
+    applySettings();
+  });
+  document.getElementById("sound").addEventListener("click", () => {
+    settings.sound = !settings.sound;
+    localStorage.setItem("grip:sound", settings.sound ? "on" : "off");
+    applySettings();
+    beep(660);
+  });
+  document.addEventListener("click", (e) => {
+    const a = e.target.closest("a[data-link]");
+    if (!a || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+    e.preventDefault();
+    navigate(a.getAttribute("href"));
+  });
+  window.addEventListener("popstate", route);
+  applySettings();
+  translateTree(document);
+}
+
+let audio = null;
+function beep(freq = 520, ms = 60) {
+  if (!settings.sound) return;
+  try {
+    audio = audio || new AudioContext();
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    osc.frequency.value = freq;
+    gain.gain.value = 0.06;
+    osc.connect(gain).connect(audio.destination);
+    osc.start();
+    osc.stop(audio.currentTime + ms / 1000);
+  } catch {
+    /* no audio: fine */
+  }
+}
+
+let toastTimer = null;
+function toast(text, kind = "error") {
+  const box = document.getElementById("toast");
+  box.textContent = text;
+  box.className = `toast show ${kind}`;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (box.className = "toast"), 6000);
+}
+
+export function errorText(code) {
+  const key = `err_${code}`;
+  const text = t(key);
+  return text === key ? t("err_unavailable") : text;
+}
+
+function setConnStatus(status) {
+  const banner = document.getElementById("conn");
+  document.body.dataset.conn = status;
+  if (status === "offline") {
+    banner.hidden = false;
+  } else if (status === "online" && !banner.hidden) {
+    banner.hidden = true;
+    toast(t("reconnected"), "info");
+  }
+}
+
+// ------------------------------------------------------------------ net
+
+const net = new Net({
+  name: () => (localStorage.getItem("grip:name") || "").trim(),
+  onStatus: (s) => {
+    setConnStatus(s);
+    if (screen && screen.onStatus) screen.onStatus(s);
+  },
+  onReconnect: () => screen && screen.onReconnect && screen.onReconnect(),
+  onMessage: (msg) => {
+    if (screen && screen.onMessage && screen.onMessage(msg)) return;
+    if (msg.type === "error") toast(errorText(msg.code));
+  },
+});
+window.__grip = { net }; // for tests: simulate a dropped network with __grip.net.drop()
+
+// ------------------------------------------------------------------ routing
+
+function navigate(path, replace = false) {
+  if (replace) history.replaceState(null, "", path);
+  else history.pushState(null, "", path);
+  route();
+}
+
+function route() {
+  if (screen && screen.destroy) screen.destroy();
+  screen = null;
+  net.clearQueue();
+  const path = location.pathname.replace(/\/+$/, "") || "/";
+  let m;
+  for (const a of document.querySelectorAll("nav a[data-link]")) {
+    const current = a.getAttribute("href") === path;
+    if (current) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  if (path === "/") screen = homeScreen();
+  else if (path === "/practice") screen = practiceScreen();
+  else if (path === "/rules") screen = rulesScreen(app);
+  else if ((m = /^\/m\/([A-Z0-9]+)$/.exec(path)) && CODE_RE.test(m[1])) screen = matchScreen(m[1]);
+  else if ((m = /^\/w\/([A-Z0-9]+)$/.exec(path)) && CODE_RE.test(m[1])) screen = watchScreen(m[1]);
+  else if ((m = /^\/r\/([A-Z0-9]+)$/.exec(path)) && CODE_RE.test(m[1])) screen = replayScreen(app, m[1]);
+  else screen = homeScreen();
+  document.getElementById("main").focus({ preventScroll: true });
+  window.scrollTo(0, 0);
+}
+
+// ------------------------------------------------------------------ seats in the tab's storage
+
+function saveSeat(code, token, seat) {
+  sessionStorage.setItem(`grip:seat:${code}`, JSON.stringify({ token, seat }));
+}
+function loadSeat(code) {
+  try {
+    return JSON.parse(sessionStorage.getItem(`grip:seat:${code}`) || "null");
+  } catch {
+    return null;
+  }
+}
+function forgetSeat(code) {
+  sessionStorage.removeItem(`grip:seat:${code}`);
+}
+
+// ------------------------------------------------------------------ home
+
+function variantSelect(id) {
+  return el(
+    "select",
+    { id, name: id },
+    ...VARIANTS.map((v) => el("option", { value: v, i18n: `v_${v.replace("-", "_")}` })),
+  );
+}
+
+function nameField() {
+  const input = el("input", {
+    id: "name",
+    type: "text",
+    maxlength: "24",
+    autocomplete: "nickname",
+    value: localStorage.getItem("grip:name") || "",
+  });
+  input.addEventListener("input", () => localStorage.setItem("grip:name", input.value.trim()));
+  return el("p", { class: "field" }, el("label", { for: "name", i18n: "your_name" }), input);
+}
+
+function homeScreen() {
+  const draw = () => {
+    const timeSel = el(
+      "select",
+      { id: "time", name: "time" },
+      ...TIME_LIMITS.map((s) => el("option", { value: String(s), i18n: "minutes", args: { n: s / 60 } })),
+    );
+    timeSel.value = "600";
+    const deal = el("input", { id: "race-deal", type: "number", min: "0", inputmode: "numeric" });
+    const createBtn = el("button", { class: "btn primary", type: "submit", id: "create", i18n: "create_race" });
+    const form = el(
+      "form",
+      { class: "panel", id: "race-form", "aria-labelledby": "race-h" },
+      el("h2", { id: "race-h", i18n: "race_friend" }),
+      nameField(),
+      el("p", { class: "field" }, el("label", { for: "variant", i18n: "variant" }), variantSelect("variant")),
+      el("p", { class: "field" }, el("label", { for: "time", i18n: "time_limit" }), timeSel),
+      el("p", { class: "field" }, el("label", { for: "race-deal", i18n: "deal_optional" }), deal),
+      createBtn,
+    );
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      localStorage.setItem("grip:name", document.getElementById("name").value.trim());
+      const msg = {
+        type: "create",
+        variant: document.getElementById("variant").value,
+        seats: 2,
+        time_limit_s: Number(timeSel.value),
+      };
+      const name = document.getElementById("name").value.trim();
+      if (name) msg.name = name;
+      if (deal.value !== "") msg.deal = Number(deal.value);
+      createBtn.disabled = true;
+      net.send(msg);
+    });
+    const code = el("input", {
+      id: "join-code",
+      type: "text",
+      maxlength: "8",
+      autocapitalize: "characters",
+      autocomplete: "off",
+      spellcheck: "false",
+    });
+    const joinForm = el(
+      "form",
+      { class: "panel", id: "join-form", "aria-labelledby": "join-h" },
+      el("h2", { id: "join-h", i18n: "join_title" }),
+      el("p", { class: "field" }, el("label", { for: "join-code", i18n: "code_label" }), code),
+      el(
+        "p",
+        { class: "row" },
+        el("button", { class: "btn primary", type: "submit", i18n: "join" }),
+        el("button", {
+          class: "btn",
+          type: "button",
+          i18n: "watch",
+          onclick: () => {
+            const c = code.value.trim().toUpperCase();
+            if (CODE_RE.test(c)) navigate(`/w/${c}`);
+            else toast(errorText("not_found"));
+          },
+        }),
+      ),
+    );
+    joinForm.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const c = code.value.trim().toUpperCase();
+      if (CODE_RE.test(c)) navigate(`/m/${c}`);
+      else toast(errorText("not_found"));
+    });
+    app.replaceChildren(
+      el(
+        "section",
+        { class: "hero" },
+        el("h1", { i18n: "home_title" }),
+        el("p", { class: "lead", i18n: "home_lead" }),
+      ),
+      el(
+        "div",
+        { class: "cards2" },
+        form,
+        el(
+          "div",
+          { class: "stack" },
+          joinForm,
+          el(
+            "section",
+            { class: "panel" },
+            el("h2", { i18n: "practice_title" }),
+            el("p", { i18n: "practice_lead" }),
+            el("a", { class: "btn", href: "/practice", "data-link": true, i18n: "start_practice" }),
+            el("p", {}, el("a", { href: "/rules", "data-link": true, i18n: "nav_rules" })),
+          ),
+        ),
+      ),
+    );
+  };
+  draw();
+  return {
+    rerender: draw,
+    onMessage(msg) {
+      if (msg.type === "created") {
+        saveSeat(msg.match, msg.token, msg.seat);
+        navigate(`/m/${msg.match}`);
+        return true;
+      }
+      if (msg.type === "error") {
+        const b = document.getElementById("create");
+        if (b) b.disabled = false;
+      }
+      return false;
+    },
+  };
+}
+
+// ------------------------------------------------------------------ practice setup
+
+function practiceScreen() {
+  const draw = () => {
+    const deal = el("input", {
+      id: "deal",
+      type: "number",
+      min: "0",
+      inputmode: "numeric",
+      value: String(Math.floor(Math.random() * 1_000_000)),
+    });
+    const btn = el("button", { class: "btn primary", type: "submit", id: "start-practice", i18n: "start_practice" });
+    const form = el(
+      "form",
+      { class: "panel narrow" },
+      el("h1", { i18n: "practice_title" }),
+      el("p", { i18n: "practice_lead" }),
+      el("p", { class: "field" }, el("label", { for: "deal", i18n: "deal_number" }), deal),
+      el("p", { class: "field" }, el("label", { for: "pvariant", i18n: "variant" }), variantSelect("pvariant")),
+      btn,
+    );
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const n = Number(deal.value || 0);
+      btn.disabled = true;
+      net.send({
+        type: "create",
+        seats: 1,
+        deal: Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0,
+        variant: document.getElementById("pvariant").value,
+        time_limit_s: 3600,
+      });
+    });
+    app.replaceChildren(form);
+  };
+  draw();
+  return {
+    rerender: draw,
+    onMessage(msg) {
+      if (msg.type === "created") {
+        saveSeat(msg.match, msg.token, msg.seat);
+        navigate(`/m/${msg.match}`);
+        return true;
+      }
+      if (msg.type === "error") {
+        const b = document.getElementById("start-practice");
+        if (b) b.disabled = false;
+      }
+      return false;
+    },
+  };
+}
+
+// ------------------------------------------------------------------ shared bits of match screens
+
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+function ratingText(r) {
+  return t(`rating_${r || "none"}`);
+}
+
+function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = false }) {
+  const seats = result.seats;
+  let headline;
+  if (seats.length === 1) headline = t("result_title");
+  else if (result.draw) headline = t("draw");
+  else if (mySeat !== null) headline = result.winner === mySeat ? t("you_won") : t("you_lost");
+  else headline = t("wins", { name: seats.find((s) => s.seat === result.winner)?.name || "?" });
+  const table = el(
+    "table",
+    { class: "result-table" },
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        ...["player", "score", "rating", "on_grid_short", "time", "reason"].map((k) => el("th", { scope: "col", i18n: k })),
+      ),
+    ),
+    el(
+      "tbody",
+      {},
+      ...seats.map((s) =>
+        el(
+          "tr",
+          { class: s.seat === result.winner ? "winner" : "" },
+          el("th", { scope: "row", text: s.name + (s.seat === mySeat ? ` (${t("you")})` : "") }),
+          el("td", { class: "score", text: String(s.score) }),
+          el("td", { text: ratingText(s.rating) }),
+          el("td", { text: String(s.on_grid) }),
+          el("td", { text: fmtTime(s.finished_at - result.started_at) }),
+          el("td", { text: t(`reason_${s.reason}`) }),
+        ),
+      ),
+    ),
+  );
+  const actions = el("p", { class: "row" });
+  if (onRematch && seats.length === 2) {
+    if (rematchAsked) actions.append(el("span", { class: "note", i18n: "rematch_wait" }));
+    else actions.append(el("button", { class: "btn primary", type: "button", id: "rematch", i18n: "rematch", onclick: onRematch }));
+  }
+  actions.append(
+    el("a", { class: "btn", href: `/r/${result.match}`, "data-link": true, id: "watch-replay", i18n: "watch_replay" }),
+    el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "new_race" }),
+  );
+  return el(
+    "section",
+    { class: "panel result", id: "result", "aria-labelledby": "result-h" },
+    el("h2", { id: "result-h", text: headline }),
+    table,
+    el("p", { class: "seed" }, el("span", { i18n: "seed" }), ": ", el("code", { text: result.seed })),
+    actions,
+  );
+}
+
+function progressBox(p, name, total, { opponent = true } = {}) {
+  p = p || { seat: "", on_grid: total / 4, leftover: (total * 3) / 4, moves: 0, finished: false };
+  return el(
+    "div",
+    { class: `progress-box ${p && p.finished ? "done" : ""}`, "data-seat": p ? p.seat : "" },
+    el("h3", {}, opponent ? el("span", { i18n: "opponent" }) : null, opponent ? ": " : null, el("span", { text: name })),
+    el(
+      "dl",
+      {},
+      el("dt", { i18n: "on_grid_short" }),
+      el("dd", { class: "p-grid", text: p ? `${p.on_grid} / ${total}` : "–" }),
+      el("dt", { i18n: "left_short" }),
+      el("dd", { class: "p-left", text: p ? String(p.leftover) : "–" }),
+      el("dt", { i18n: "moves_short" }),
+      el("dd", { class: "p-moves", text: p ? String(p.moves) : "–" }),
+    ),
+    el("p", { class: "p-state", i18n: p && p.finished ? "finished_flag" : "playing_flag" }),
+  );
+}
+
+function totalCards(variant) {
+  return variant === "single-deck" ? 48 : 96;
+}
+
+function moveLabel(text) {
+  if (text === "T") return t("mv_turn");
+  if (text === "R") return t("mv_redeal");
+  if (text === "undo") return t("mv_undo");
+  return text;
+}
+
+class Clock {
+  constructor() {
+    this.offset = 0; // server clock minus ours (ms), estimated from countdown/start
+    this.endsAt = 0;
+    this.node = el("span", { class: "clock", role: "timer", "aria-label": t("time_left") });
+    this.timer = setInterval(() => this.tick(), 250);
+  }
+  now() {
+    return Date.now() + this.offset;
+  }
+  tick() {
+    this.node.textContent = this.endsAt ? fmtTime(this.endsAt - this.now()) : "";
+    this.node.classList.toggle("low", this.endsAt && this.endsAt - this.now() < 30_000);
+  }
+  stop() {
+    clearInterval(this.timer);
+  }
+}
+
+function countdownOverlay(startsAt, clock) {
+  const box = el("div", { class: "countdown", role: "status", "aria-live": "assertive" });
+  const num = el("span", { class: "num" });
+  box.append(el("span", { class: "label", i18n: "countdown_label" }), num);
+  const tick = () => {
+    const left = Math.ceil((startsAt - clock.now()) / 1000);
+    num.textContent = String(Math.max(1, Math.min(3, left)));
+    if (left <= 0) {
+      clearInterval(id);
+      box.remove();
+    }
+  };
+  const id = setInterval(tick, 100);
+  tick();
+  return box;
+}
+
+// ------------------------------------------------------------------ a seat: lobby, race, result
+
+function matchScreen(code) {
+  const st = {
+    code,
+    seat: null,
+    token: null,
+    lastEv: 0,
+    lobby: null,
+    view: null,
+    seq: 0,
+    pending: null,
+    progress: {},
+    finished: {},
+    result: null,
+    startsAt: 0,
+    rematchAsked: false,
+    takenOver: false,
+    fatal: null,
+    resumeTries: 0,
+  };
+  const saved = loadSeat(code);
+  if (saved) Object.assign(st, { token: saved.token, seat: saved.seat });
+  const clock = new Clock();
+
+  const top = el("div", { class: "match-top" });
+  const panel = el("div", { class: "match-panel" });
+  const boardBox = el("section", { class: "board-wrap", id: "my-board", role: "region" });
+  const side = el("aside", { class: "side" });
+  const board = new Board(boardBox, { interactive: true, name: t("you"), onMove: sendMove });
+  app.replaceChildren(top, panel, el("div", { class: "race" }, boardBox, side));
+
+  function resume() {
+    if (st.takenOver) return;
+    net.send({ type: "resume", match: code, token: st.token, last_ev: st.lastEv });
+  }
+  if (st.token) resume();
+  else net.send({ type: "join", match: code, ...(localStorage.getItem("grip:name") ? { name: localStorage.getItem("grip:name") } : {}) });
+
+  function sendMove(text) {
+    if (st.pending || !net.online) return;
+    st.pending = { seq: st.seq + 1, move: text };
+    board.setBusy(true);
+    net.send({ type: "move", seq: st.pending.seq, move: text });
+  }
+
+  function solo() {
+    return st.lobby && st.lobby.solo;
+  }
+  function myEnded() {
+    return st.seat !== null && Boolean(st.finished[st.seat]);
+  }
+
+  function drawTop() {
+    const lb = st.lobby;
+    fill(
+      top,
+      el("span", { class: "tag" }, el("span", { i18n: "code" }), ": ", el("strong", { class: "code", text: code })),
+      lb ? el("span", { class: "tag", i18n: `v_${lb.variant.replace("-", "_")}` }) : null,
+      lb && lb.solo ? el("span", { class: "tag", i18n: "solo_game" }) : null,
+      clock.node,
+    );
+  }
+
+  function drawPanel() {
+    panel.replaceChildren();
+    if (st.fatal) {
+      panel.append(
+        el(
+          "section",
+          { class: "panel", role: "alert" },
+          el("p", { class: "big", text: st.fatal }),
+          el(
+            "p",
+            { class: "row" },
+            el("a", { class: "btn", href: `/w/${code}`, "data-link": true, i18n: "go_watch" }),
+            el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "go_home" }),
+          ),
+        ),
+      );
+      return;
+    }
+    const lb = st.lobby;
+    if (!lb) {
+      panel.append(el("p", { class: "note", i18n: "loading" }));
+      return;
+    }
+    if (st.result) {
+      panel.append(
+        resultPanel(st.result, {
+          mySeat: st.seat,
+          rematchAsked: st.rematchAsked,
+          onRematch: () => {
+            st.rematchAsked = true;
+            net.send({ type: "rematch" });
+            drawPanel();
+          },
+        }),
+      );
+      return;
+    }
+    if (lb.status === "lobby" && !lb.solo) {
+      const link = `${location.origin}/m/${code}`;
+      const linkInput = el("input", { id: "share-link", type: "text", readonly: true, value: link, "aria-label": t("share_text") });
+      const me = lb.seats.find((s) => s.seat === st.seat);
+      const seats = el("ul", { class: "seats" });
+      for (const n of [0, 1]) {
+        const s = lb.seats.find((x) => x.seat === n);
+        if (!s) seats.append(el("li", { class: "free", i18n: "free_seat" }));
+        else
+          seats.append(
+            el(
+              "li",
+              { class: s.ready ? "ready" : "" },
+              el("strong", { text: s.name + (s.seat === st.seat ? ` (${t("you")})` : "") }),
+              " · ",
+              el("span", { i18n: s.ready ? "seat_ready" : "seat_waiting" }),
+              s.connected ? null : el("span", { class: "off" }, " · ", el("span", { i18n: "seat_offline" })),
+            ),
+          );
+      }
+      panel.append(
+        el(
+          "section",
+          { class: "panel lobby", id: "lobby" },
+          el("h2", { i18n: "lobby_title" }),
+          el("p", { i18n: "share_text" }),
+          el(
+            "p",
+            { class: "row share" },
+            linkInput,
+            el("button", { class: "btn", type: "button", id: "copy", i18n: "copy", onclick: () => copy(link, linkInput) }),
+          ),
+          el("p", {}, el("span", { i18n: "code" }), ": ", el("strong", { class: "code big", text: code })),
+          seats,
+          el(
+            "p",
+            { class: "row" },
+            me && me.ready
+              ? el("span", { class: "note", id: "ready-wait", i18n: "you_are_ready" })
+              : el("button", { class: "btn primary", type: "button", id: "ready", i18n: "ready", onclick: () => net.send({ type: "ready" }) }),
+            el("button", {
+              class: "btn ghost",
+              type: "button",
+              i18n: "leave",
+              onclick: () => {
+                net.send({ type: "leave" });
+                forgetSeat(code);
+                navigate("/");
+              },
+            }),
+          ),
+          el(
+            "p",
+            { class: "small" },
+            el("span", { i18n: "watch_link" }),
+            ": ",
+            el("a", { href: `/w/${code}`, id: "watch-link", text: `${location.origin}/w/${code}` }),
+          ),
+        ),
+      );
+      return;
+    }
+    if (myEnded()) {
+      panel.append(
+        el("p", { class: "panel note", role: "status", i18n: "my_game_over", args: { n: st.finished[st.seat].score } }),
+      );
+    }
+  }
+
+  function drawSide() {
+    side.replaceChildren();
+    const lb = st.lobby;
+    if (!lb || (lb.status === "lobby" && !lb.solo)) return;
+    const total = totalCards(lb.variant);
+    for (const s of lb.seats) {
+      if (s.seat === st.seat) continue;
+      side.append(progressBox(st.progress[s.seat], s.name, total));
+    }
+    const actions = el("div", { class: "actions" });
+    if (!st.result && !myEnded() && lb.status === "playing") {
+      if (lb.solo) {
+        actions.append(
+          el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => net.send({ type: "hint" }) }),
+          el("button", { class: "btn", type: "button", id: "undo", i18n: "undo", onclick: () => net.send({ type: "undo" }) }),
+        );
+      }
+      actions.append(confirmButton("finish", "finish_confirm", () => net.send({ type: "finish" })));
+      if (!lb.solo) actions.append(confirmButton("resign", "resign_confirm", () => net.send({ type: "resign" })));
+    }
+    side.append(actions, el("p", { class: "hint-text", id: "hint-text", role: "status" }));
+  }
+
+  function confirmButton(key, confirmKey, action) {
+    let armed = false;
+    const b = el("button", { class: "btn ghost", type: "button", id: key, i18n: key });
+    b.addEventListener("click", () => {
+      if (!armed) {
+        armed = true;
+        b.dataset.i18n = confirmKey;
+        b.textContent = t(confirmKey);
+        b.classList.add("armed");
+        return;
+      }
+      b.disabled = true;
+      action();
+    });
+    return b;
+  }
+
+  function drawBoard() {
+    boardBox.hidden = !st.view;
+    if (st.view) {
+      board.name = t("you");
+      board.setView(st.view);
+      board.setBusy(Boolean(st.pending) || myEnded() || Boolean(st.result) || !net.online);
+    }
+  }
+
+  function drawAll() {
+    drawTop();
+    drawPanel();
+    drawSide();
+    drawBoard();
+  }
+  drawAll();
+
+  function copy(text, input) {
+    const done = () => toast(t("copied"), "info");
+    const fallback = () => {
+      input.select();
+      try {
+        if (document.execCommand("copy")) return done();
+      } catch {
+        /* fall through */
+      }
+      toast(t("copy_failed"));
+    };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, fallback);
+    else fallback();
+  }
+
+  function seen(msg) {
+    if (typeof msg.ev === "number" && msg.ev > st.lastEv) st.lastEv = msg.ev;
+  }
+
+  /** One match event; `replay` is true while catching up from a `resumed` snapshot. */
+  function event(msg, replay) {
+    seen(msg);
+    switch (msg.type) {
+      case "lobby": {
+        st.lobby = msg;
+        if (msg.solo && msg.status === "lobby" && !replay) {
+          const me = msg.seats.find((s) => s.seat === st.seat);
+          if (me && !me.ready) net.send({ type: "ready" });
+        }
+        break;
+      }
+      case "countdown":
+        st.startsAt = msg.starts_at;
+        if (!replay) {
+          clock.offset = msg.starts_at - 3000 - Date.now();
+          if (!solo()) {
+            app.append(countdownOverlay(msg.starts_at, clock));
+            beep(440);
+          }
+        }
+        break;
+      case "start":
+        if (!replay) clock.offset = msg.started_at - Date.now();
+        clock.endsAt = msg.ends_at;
+        if (st.lobby) st.lobby = { ...st.lobby, status: "playing" };
+        if (!replay && msg.view) st.view = msg.view;
+        if (!replay) beep(880, 120);
+        break;
+      case "progress":
+        st.progress[msg.seat] = msg;
+        break;
+      case "finished":
+        st.finished[msg.seat] = msg;
+        if (st.progress[msg.seat]) st.progress[msg.seat] = { ...st.progress[msg.seat], finished: true };
+        break;
+      case "result":
+        st.result = msg;
+        if (st.lobby) st.lobby = { ...st.lobby, status: "finished" };
+        clock.endsAt = 0;
+        break;
+      case "rematched":
+        if (!replay) {
+          saveSeat(msg.match, st.token, st.seat);
+          navigate(`/m/${msg.match}`);
+          return "left";
+        }
+        break;
+    }
+    return null;
+  }
+
+  return {
+    rerender: drawAll,
+    destroy() {
+      clock.stop();
+      for (const o of document.querySelectorAll(".countdown")) o.remove();
+    },
+    onStatus(s) {
+      if (st.view) board.setBusy(s !== "online" || Boolean(st.pending) || myEnded() || Boolean(st.result));
+    },
+    onReconnect() {
+      if (st.token) resume();
+    },
+    onMessage(msg) {
+      switch (msg.type) {
+        case "joined":
+          st.token = msg.token;
+          st.seat = msg.seat;
+          saveSeat(code, msg.token, msg.seat);
+          return true;
+        case "resumed": {
+          st.seat = msg.seat;
+          st.resumeTries = 0;
+          for (const m of msg.missed) event(m, true);
+          st.lobby = msg.lobby;
+          st.view = msg.view;
+          for (const p of msg.opponents) st.progress[p.seat] = p;
+          if (msg.result) st.result = msg.result;
+          seen(msg);
+          st.seq = msg.last_seq;
+          if (st.pending && st.pending.seq > st.seq) {
+            net.send({ type: "move", seq: st.pending.seq, move: st.pending.move });
+          } else {
+            st.pending = null;
+          }
+          if (msg.lobby.solo && msg.lobby.status === "lobby") {
+            const me = msg.lobby.seats.find((s) => s.seat === st.seat);
+            if (me && !me.ready) net.send({ type: "ready" });
+          }
+          drawAll();
+          return true;
+        }
+        case "ack":
+          seen(msg);
+          if (st.pending && msg.seq === st.pending.seq) {
+            st.pending = null;
+            st.seq = msg.seq;
+            st.view = msg.view;
+            beep(600, 30);
+            drawBoard();
+            drawSide();
+          }
+          return true;
+        case "rejected":
+          if (st.pending && msg.seq === st.pending.seq) st.pending = null;
+          if (msg.view) st.view = msg.view;
+          toast(errorText(msg.code));
+          if (msg.code === "out_of_order") resume();
+          drawBoard();
+          return true;
+        case "hint": {
+          const box = document.getElementById("hint-text");
+          if (box) box.textContent = msg.move ? t("hint_is", { move: moveLabel(msg.move) }) : t("no_hint");
+          if (msg.move) board.setHint(msg.move);
+          return true;
+        }
+        case "undone":
+          st.view = msg.view;
+          drawBoard();
+          return true;
+        case "error":
+          if (msg.code === "taken_over") {
+            st.takenOver = true;
+            st.fatal = errorText(msg.code);
+            drawAll();
+            return true;
+          }
+          if (msg.code === "not_found" && st.token && !st.lobby && st.resumeTries < 3) {
+            // a rematch's new match may be a moment behind its announcement
+            st.resumeTries += 1;
+            setTimeout(resume, 400 * st.resumeTries);
+            return true;
+          }
+          if (!st.lobby && ["not_found", "full", "wrong_phase", "bad_token"].includes(msg.code)) {
+            if (msg.code === "bad_token") forgetSeat(code);
+            st.fatal = errorText(msg.code);
+            drawAll();
+            return true;
+          }
+          toast(errorText(msg.code));
+          drawSide();
+          return true;
+        default: {
+          if (event(msg, false) === "left") return true;
+          drawTop();
+          drawPanel();
+          drawSide();
+          if (msg.type === "start" || msg.type === "result" || msg.type === "finished") drawBoard();
+          return true;
+        }
+      }
+    },
+  };
+}
+
+// ------------------------------------------------------------------ spectator
+
+function watchScreen(code) {
+  const st = { lobby: null, boards: {}, progress: {}, moves: {}, result: null, finished: {}, lastEv: 0 };
+  const clock = new Clock();
+  const top = el("div", { class: "match-top" });
+  const panel = el("div", { class: "match-panel" });
+  const cols = el("div", { class: "spectate" });
+  app.replaceChildren(top, panel, cols);
+  const boards = {};
+  net.send({ type: "watch", match: code });
+
+  function names() {
+    const out = {};
+    for (const s of st.lobby ? st.lobby.seats : []) out[s.seat] = s.name;
+    return out;
+  }
+
+  function drawTop() {
+    const lb = st.lobby;
+    fill(
+      top,
+      el("span", { class: "tag" }, el("span", { i18n: "spectating" })),
+      el("span", { class: "tag" }, el("span", { i18n: "code" }), ": ", el("strong", { class: "code", text: code })),
+      lb ? el("span", { class: "tag", i18n: `v_${lb.variant.replace("-", "_")}` }) : null,
+      clock.node,
+    );
+  }
+
+  function drawPanel() {
+    panel.replaceChildren();
+    if (st.fatal) {
+      panel.append(el("section", { class: "panel", role: "alert" }, el("p", { class: "big", text: st.fatal }), el("a", { class: "btn", href: "/", "data-link": true, i18n: "go_home" })));
+      return;
+    }
+    if (st.result) panel.append(resultPanel(st.result, {}));
+    else if (st.lobby && st.lobby.status === "lobby") panel.append(el("p", { class: "panel note", i18n: "spectator_wait" }));
+  }
+
+  function drawColumns() {
+    const nm = names();
+    const seats = st.lobby ? st.lobby.seats.map((s) => s.seat) : [];
+    const total = st.lobby ? totalCards(st.lobby.variant) : 96;
+    cols.replaceChildren();
+    for (const n of seats) {
+      const col = el("section", { class: "spec-col", "data-seat": String(n), "aria-label": nm[n] });
+      col.append(progressBox(st.progress[n], nm[n], total, { opponent: false }));
+      const bx = el("div", { class: "board-wrap spec-board", "data-seat": String(n), role: "region" });
+      if (!boards[n]) boards[n] = new Board(bx, { name: nm[n] });
+      else {
+        boards[n].root = bx;
+        bx.classList.add("board");
+      }
+      boards[n].name = nm[n];
+      if (st.boards[n]) boards[n].setView(st.boards[n]);
+      col.append(bx);
+      const list = el("ol", { class: "move-list", "aria-label": t("moves_label") });
+      for (const m of st.moves[n] || []) list.append(el("li", { text: moveLabel(m) }));
+      col.append(el("details", { class: "moves", open: true }, el("summary", { i18n: "moves_label" }), list));
+      cols.append(col);
+      list.scrollTop = list.scrollHeight;
+    }
+  }
+
+  function drawAll() {
+    drawTop();
+    drawPanel();
+    drawColumns();
+  }
+  drawAll();
+
+  return {
+    rerender: drawAll,
+    destroy: () => clock.stop(),
+    onReconnect() {
+      net.send({ type: "watch", match: code });
+    },
+    onMessage(msg) {
+      if (typeof msg.ev === "number" && msg.ev > st.lastEv) st.lastEv = msg.ev;
+      switch (msg.type) {
+        case "watching":
+          st.lobby = msg.lobby;
+          st.result = msg.result || null;
+          for (const b of msg.boards) {
+            st.progress[b.seat] = b.progress;
+            st.boards[b.seat] = b.view;
+            st.moves[b.seat] = b.moves || [];
+          }
+          break;
+        case "lobby":
+          st.lobby = msg;
+          break;
+        case "countdown":
+          clock.offset = msg.starts_at - 3000 - Date.now();
+          app.append(countdownOverlay(msg.starts_at, clock));
+          break;
+        case "start":
+          clock.offset = msg.started_at - Date.now();
+          clock.endsAt = msg.ends_at;
+          if (st.lobby) st.lobby = { ...st.lobby, status: "playing" };
+          (msg.boards || []).forEach((v, i) => {
+            const seat = st.lobby ? st.lobby.seats[i].seat : i;
+            st.boards[seat] = v;
+            st.moves[seat] = [];
+          });
+          break;
+        case "board": {
+          st.boards[msg.seat] = msg.view;
+          st.progress[msg.seat] = msg.progress;
+          const list = (st.moves[msg.seat] = st.moves[msg.seat] || []);
+          if (msg.move === "undo") list.pop();
+          else list.push(msg.move, ...(msg.auto || []));
+          break;
+        }
+        case "progress":
+          st.progress[msg.seat] = msg;
+          break;
+        case "finished":
+          st.finished[msg.seat] = msg;
+          if (st.progress[msg.seat]) st.progress[msg.seat] = { ...st.progress[msg.seat], finished: true };
+          break;
+        case "result":
+          st.result = msg;
+          clock.endsAt = 0;
+          break;
+        case "rematched":
+          navigate(`/w/${msg.match}`);
+          return true;
+        case "error":
+          if (!st.lobby) {
+            st.fatal = errorText(msg.code);
+            drawAll();
+            return true;
+          }
+          toast(errorText(msg.code));
+          return true;
+        default:
+          return false;
+      }
+      drawAll();
+      return true;
+    },
+  };
+}
+
+// ------------------------------------------------------------------ start
+
+document.addEventListener("keydown", (e) => {
+  if (e.target.matches("input, select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === "t" || e.key === "T") {
+    const stock = document.querySelector("#my-board button.stock:not([disabled])");
+    if (stock) {
+      e.preventDefault();
+      stock.click();
+    }
+  } else if (e.key === "Escape") {
+    const sel = document.querySelector("#my-board .selected");
+    if (sel) sel.click();
+  }
+});
+
+buildChrome();
+net.connect();
+route();

@@ -1,0 +1,339 @@
+// A Devil's Grip board drawn from a server view. Interactive boards offer the moves of the
+// view's `legal` list only: the page never decides legality itself, it matches the player's
+// clicks (or drags, or keys) against that list and sends the move's text.
+
+import { t, rankText, cardName } from "./i18n.js";
+import { el } from "./dom.js";
+
+const SUIT_SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };
+const BASE_RANK = ["2", "3", "4"]; // row A, B, C
+
+/** Legal move texts -> structured moves. */
+export function parseLegal(legal) {
+  const out = [];
+  for (const text of legal || []) {
+    let m;
+    if (text === "T") out.push({ text, kind: "turn" });
+    else if (text === "R") out.push({ text, kind: "redeal" });
+    else if ((m = /^(W\d?)>([A-C]\d+)$/.exec(text))) out.push({ text, kind: "waste", from: m[1], to: m[2] });
+    else if ((m = /^([A-C]\d+):(\d+)>([A-C]\d+)$/.exec(text)))
+      out.push({ text, kind: "pile", from: m[1], pos: Number(m[2]), to: m[3] });
+    else if ((m = /^([A-C]\d+)~([A-C]\d+)$/.exec(text))) out.push({ text, kind: "swap", a: m[1], b: m[2] });
+  }
+  return out;
+}
+
+export function cardEl(card, extra = "") {
+  const r = card.slice(0, -1), s = card.slice(-1);
+  const red = s === "H" || s === "D";
+  return el(
+    "span",
+    { class: `card ${red ? "red" : "black"} ${extra}`, "data-card": card, "aria-hidden": "true" },
+    el("span", { class: "cr", text: rankText(r) }),
+    el("span", { class: "cs", text: SUIT_SYMBOL[s] }),
+    el("span", { class: "cbig", text: SUIT_SYMBOL[s] }),
+  );
+}
+
+export function columnsOf(view) {
+  return Object.keys(view.grid).length / 3;
+}
+
+export class Board {
+  /**
+   * @param {HTMLElement} root
+   * @param {{interactive?: boolean, name?: string, onMove?: (text: string) => void}} opts
+   */
+  constructor(root, opts = {}) {
+    this.root = root;
+    this.interactive = Boolean(opts.interactive);
+    this.name = opts.name || "";
+    this.onMove = opts.onMove || (() => {});
+    this.view = null;
+    this.moves = [];
+    this.selected = null; // "W", "W1".."W3" or a spot
+    this.targets = new Map(); // spot -> [move]
+    this.hint = null;
+    this.busy = false;
+    this.focusId = null;
+    this.drag = null;
+    this.suppressClick = false;
+    this.root.classList.add("board");
+    if (this.interactive) this.bindPointer();
+  }
+
+  setView(view) {
+    this.view = view;
+    this.moves = this.interactive ? parseLegal(view.legal) : [];
+    this.clearSelection(false);
+    this.hint = null;
+    this.render();
+  }
+
+  setBusy(busy) {
+    this.busy = busy;
+    this.root.classList.toggle("busy", busy);
+  }
+
+  setHint(text) {
+    this.hint = text;
+    this.render();
+  }
+
+  // ---------------------------------------------------------------- selection
+
+  clearSelection(redraw = true) {
+    this.selected = null;
+    this.targets = new Map();
+    this.choice = null;
+    if (redraw) this.render();
+  }
+
+  select(source) {
+    const targets = new Map();
+    const add = (spot, move) => targets.set(spot, [...(targets.get(spot) || []), move]);
+    for (const m of this.moves) {
+      if (m.kind === "waste" && m.from === source) add(m.to, m);
+      else if (m.kind === "pile" && m.from === source) add(m.to, m);
+      else if (m.kind === "swap" && (m.a === source || m.b === source)) add(m.a === source ? m.b : m.a, m);
+    }
+    this.selected = source;
+    this.targets = targets;
+    this.choice = null;
+    this.render();
+  }
+
+  /** The player activated a pile, the waste or the stock (click, tap, key, drop). */
+  activate(id) {
+    if (!this.interactive || !this.view || this.view.over || this.busy) return;
+    if (id === "stock") {
+      const turn = this.moves.find((m) => m.kind === "turn") || this.moves.find((m) => m.kind === "redeal");
+      this.clearSelection(false);
+      if (turn) this.send(turn.text);
+      else this.render();
+      return;
+    }
+    if (this.selected && this.targets.has(id)) {
+      const options = this.targets.get(id);
+      if (options.length === 1) return this.send(options[0].text);
+      this.choice = { spot: id, options };
+      this.render();
+      return;
+    }
+    if (this.selected === id) return this.clearSelection();
+    this.select(id);
+  }
+
+  send(text) {
+    this.clearSelection(false);
+    this.hint = null;
+    this.render();
+    this.onMove(text);
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  render() {
+    const v = this.view;
+    const root = this.root;
+    const active = document.activeElement;
+    if (active && root.contains(active) && active.dataset.id) this.focusId = active.dataset.id;
+    root.replaceChildren();
+    if (!v) return;
+    const cols = columnsOf(v);
+    const total = cols * 12;
+    root.style.setProperty("--cols", cols);
+    root.dataset.moves = v.moves;
+    root.dataset.stock = v.stock_count;
+    root.dataset.over = v.over;
+    root.setAttribute("aria-label", t("aria_board", { name: this.name || "" }));
+
+    const counter = el("p", { class: "counter", "aria-live": this.interactive ? "polite" : "off" });
+    counter.textContent = t("counter", { n: v.on_grid, total, m: v.leftover });
+    counter.dataset.onGrid = v.on_grid;
+    counter.dataset.leftover = v.leftover;
+
+    const hintParts = this.hint ? this.hintSpots(this.hint) : new Set();
+    const grid = el("div", { class: "grid", role: "group", "aria-label": t("aria_board", { name: this.name || "" }) });
+    for (let r = 0; r < 3; r++) {
+      for (let c = 1; c <= cols; c++) {
+        const spot = "ABC"[r] + c;
+        grid.append(this.pileEl(spot, v.grid[spot] || [], r, hintParts));
+      }
+    }
+
+    const deck = el("div", { class: "deck" });
+    const stockLabel = t("aria_stock", { n: v.stock_count });
+    const canTurn = this.moves.some((m) => m.kind === "turn" || m.kind === "redeal");
+    const stock = el(
+      this.interactive ? "button" : "div",
+      {
+        class: `stock ${v.stock_count ? "" : "empty"} ${canTurn ? "can" : ""} ${hintParts.has("stock") ? "hinted" : ""}`,
+        "data-id": "stock",
+        "aria-label": stockLabel,
+        title: stockLabel,
+        type: this.interactive ? "button" : undefined,
+        disabled: this.interactive && (!canTurn || v.over) ? true : undefined,
+        onclick: this.interactive ? () => this.activate("stock") : undefined,
+      },
+      el("span", { class: "stock-count", text: String(v.stock_count) }),
+      el("span", { class: "stock-label", text: this.moves.some((m) => m.kind === "redeal") ? t("redeal") : t("stock") }),
+    );
+    deck.append(stock);
+
+    const wastes = v.waste;
+    wastes.forEach((w, i) => {
+      const id = wastes.length > 1 ? `W${i + 1}` : "W";
+      const label = t("aria_waste", {
+        w: wastes.length > 1 ? i + 1 : "",
+        card: w.top ? cardName(w.top) : t("aria_empty"),
+        n: w.count,
+      }).replace(/\s+:/, ":");
+      const playable = this.moves.some((m) => m.kind === "waste" && m.from === id);
+      const node = el(
+        this.interactive ? "button" : "div",
+        {
+          class: `waste ${this.selected === id ? "selected" : ""} ${playable ? "can" : ""} ${hintParts.has(id) ? "hinted" : ""}`,
+          "data-id": id,
+          "aria-label": label + (this.selected === id ? `, ${t("aria_selected")}` : ""),
+          "aria-pressed": this.interactive ? String(this.selected === id) : undefined,
+          type: this.interactive ? "button" : undefined,
+          onclick: this.interactive ? () => this.click(id) : undefined,
+        },
+        w.top ? cardEl(w.top) : el("span", { class: "slot" }),
+        el("span", { class: "waste-count", text: wastes.length > 1 ? `W${i + 1} · ${w.count}` : String(w.count) }),
+      );
+      deck.append(node);
+    });
+    if (v.stock && v.stock.length) {
+      const open = el("div", { class: "open-stock", "aria-label": v.stock.map(cardName).join(", ") });
+      for (const c of v.stock.slice(0, 12)) open.append(cardEl(c, "mini"));
+      deck.append(open);
+    }
+
+    const scroller = el("div", { class: "tableau" }, grid);
+    root.append(counter, scroller, deck);
+    if (this.choice) root.append(this.choiceEl());
+    if (this.focusId) {
+      const again = root.querySelector(`[data-id="${this.focusId}"]`);
+      if (again && root.contains(active)) again.focus();
+    }
+  }
+
+  hintSpots(text) {
+    const parts = new Set();
+    let m;
+    if (text === "T" || text === "R") parts.add("stock");
+    else if ((m = /^(W\d?)>([A-C]\d+)$/.exec(text))) parts.add(m[1]).add(m[2]);
+    else if ((m = /^([A-C]\d+):\d+>([A-C]\d+)$/.exec(text))) parts.add(m[1]).add(m[2]);
+    else if ((m = /^([A-C]\d+)~([A-C]\d+)$/.exec(text))) parts.add(m[1]).add(m[2]);
+    return parts;
+  }
+
+  pileEl(spot, cards, row, hintParts) {
+    const home = cards.length > 0 && cards[0].slice(0, -1) === BASE_RANK[row];
+    const isTarget = this.targets.has(spot);
+    const isSel = this.selected === spot;
+    const names = cards.map(cardName).join(", ");
+    const label = [
+      t("aria_pile", { spot }),
+      cards.length ? names : t("aria_empty"),
+      home ? t("aria_home") : null,
+      isSel ? t("aria_selected") : null,
+      isTarget ? t("aria_target") : null,
+    ]
+      .filter(Boolean)
+      .join("; ");
+    const classes = ["pile", home && "home", isTarget && "target", isSel && "selected", hintParts.has(spot) && "hinted"];
+    const node = el(this.interactive ? "button" : "div", {
+      class: classes.filter(Boolean).join(" "),
+      "data-id": spot,
+      "data-spot": spot,
+      "data-count": cards.length,
+      "aria-label": label,
+      "aria-pressed": this.interactive ? String(isSel) : undefined,
+      type: this.interactive ? "button" : undefined,
+      onclick: this.interactive ? () => this.click(spot) : undefined,
+      onkeydown: this.interactive ? (e) => this.arrowKey(e, spot) : undefined,
+    });
+    if (!this.interactive) node.setAttribute("role", "img");
+    cards.forEach((c, i) => node.append(cardEl(c, i === cards.length - 1 ? "top" : "under")));
+    if (!cards.length) node.append(el("span", { class: "slot" }));
+    return node;
+  }
+
+  choiceEl() {
+    const box = el("div", { class: "choice", role: "dialog", "aria-label": t("choose_title") });
+    box.append(el("p", { text: t("choose_title") }));
+    for (const m of this.choice.options) {
+      const label = m.kind === "swap" ? t("choose_swap") : t("choose_move");
+      box.append(el("button", { type: "button", class: "btn", text: `${label} (${m.text})`, onclick: () => this.send(m.text) }));
+    }
+    box.append(el("button", { type: "button", class: "btn ghost", text: t("cancel"), onclick: () => this.clearSelection() }));
+    return box;
+  }
+
+  click(id) {
+    if (this.suppressClick) {
+      this.suppressClick = false;
+      return;
+    }
+    this.activate(id);
+  }
+
+  arrowKey(e, spot) {
+    const delta = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
+    if (!delta || !this.view) return;
+    e.preventDefault();
+    const cols = columnsOf(this.view);
+    const row = "ABC".indexOf(spot[0]);
+    const col = Number(spot.slice(1));
+    const r = Math.min(2, Math.max(0, row + delta[0]));
+    const c = Math.min(cols, Math.max(1, col + delta[1]));
+    const next = this.root.querySelector(`[data-id="${"ABC"[r]}${c}"]`);
+    if (next) next.focus();
+  }
+
+  // ---------------------------------------------------------------- drag and drop
+
+  bindPointer() {
+    this.root.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0 || this.busy || !this.view || this.view.over) return;
+      const src = e.target.closest(".pile, .waste");
+      if (!src || !this.root.contains(src)) return;
+      if (src.classList.contains("pile") && !Number(src.dataset.count)) return;
+      this.drag = { id: src.dataset.id, x: e.clientX, y: e.clientY, ghost: null, pointer: e.pointerId };
+    });
+    this.root.addEventListener("pointermove", (e) => {
+      const d = this.drag;
+      if (!d || d.pointer !== e.pointerId) return;
+      if (!d.ghost) {
+        if (Math.hypot(e.clientX - d.x, e.clientY - d.y) < 8) return;
+        this.select(d.id);
+        this.root.setPointerCapture(e.pointerId);
+        const src = this.root.querySelector(`[data-id="${d.id}"]`);
+        const card = src && src.querySelector(".card.top, .waste .card");
+        d.ghost = (card || src).cloneNode(true);
+        d.ghost.classList.add("drag-ghost");
+        document.body.append(d.ghost);
+      }
+      d.ghost.style.left = `${e.clientX - 20}px`;
+      d.ghost.style.top = `${e.clientY - 20}px`;
+    });
+    const end = (e) => {
+      const d = this.drag;
+      if (!d || d.pointer !== e.pointerId) return;
+      this.drag = null;
+      if (!d.ghost) return; // a plain click: the click handler takes it
+      d.ghost.remove();
+      this.suppressClick = true;
+      setTimeout(() => (this.suppressClick = false), 0);
+      const under = document.elementFromPoint(e.clientX, e.clientY);
+      const pile = under && under.closest(".pile");
+      if (pile && this.root.contains(pile) && this.targets.has(pile.dataset.spot)) this.activate(pile.dataset.spot);
+      else this.clearSelection();
+    };
+    this.root.addEventListener("pointerup", end);
+    this.root.addEventListener("pointercancel", end);
+  }
+}

@@ -1,0 +1,106 @@
+// One WebSocket to the server for the whole page, with automatic reconnect (exponential backoff).
+// The page's current screen gets every server message and is told when the link comes back,
+// so it can `resume` its seat or `watch` again.
+
+const BACKOFF_MS = [300, 700, 1500, 3000, 5000, 8000];
+
+export class Net {
+  constructor({ onMessage, onStatus, onReconnect, name }) {
+    this.onMessage = onMessage;
+    this.onStatus = onStatus; // "connecting" | "online" | "offline"
+    this.onReconnect = onReconnect;
+    this.name = name;
+    this.ws = null;
+    this.queue = [];
+    this.welcomed = false;
+    this.attempt = 0;
+    this.everOnline = false;
+    this.stopped = false;
+    this.timer = null;
+  }
+
+  url() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}/ws`;
+  }
+
+  connect() {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.onStatus(this.everOnline ? "offline" : "connecting");
+    const ws = new WebSocket(this.url());
+    this.ws = ws;
+    this.welcomed = false;
+    ws.addEventListener("open", () => {
+      const hello = { type: "hello", v: 1 };
+      const player = localStorage.getItem("grip:player");
+      const key = localStorage.getItem("grip:key");
+      if (player && key) Object.assign(hello, { player, key });
+      const name = this.name();
+      if (name) hello.name = name;
+      ws.send(JSON.stringify(hello));
+    });
+    ws.addEventListener("message", (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (msg.type === "welcome") {
+        localStorage.setItem("grip:player", msg.player);
+        localStorage.setItem("grip:key", msg.key);
+        const again = this.everOnline;
+        this.welcomed = true;
+        this.everOnline = true;
+        this.attempt = 0;
+        this.onStatus("online");
+        if (again) this.onReconnect();
+        const queued = this.queue;
+        this.queue = [];
+        for (const m of queued) ws.send(JSON.stringify(m));
+        return;
+      }
+      this.onMessage(msg);
+    });
+    ws.addEventListener("close", () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.welcomed = false;
+      if (this.stopped) return;
+      this.onStatus("offline");
+      const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
+      this.attempt += 1;
+      this.timer = setTimeout(() => this.connect(), base + Math.random() * base * 0.3);
+    });
+  }
+
+  /** Send now if connected, else once the next connection is welcomed. */
+  send(msg) {
+    if (this.ws && this.welcomed && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify(msg));
+    } else {
+      this.queue.push(msg);
+    }
+  }
+
+  /** Drop queued messages (e.g. when the screen changes). */
+  clearQueue() {
+    this.queue = [];
+  }
+
+  get online() {
+    return Boolean(this.ws && this.welcomed);
+  }
+
+  /** For tests and the "offline" simulation: drop the link; it reconnects by itself. */
+  drop() {
+    if (this.ws) this.ws.close();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close();
+  }
+}

@@ -1,0 +1,130 @@
+"""Two browsers race to a result with clicks only while a third watches; reload and reconnect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import expect
+
+from .helpers import (
+    BOARD,
+    create_race,
+    finish,
+    join,
+    moves,
+    play_any_move,
+    start,
+    stock,
+    turn,
+    turn_to_the_end,
+    wait_moves,
+)
+
+
+def spec_stock(page: Any, seat: int) -> int:
+    return int(page.locator(f'.spec-board[data-seat="{seat}"]').get_attribute("data-stock") or -1)
+
+
+def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) -> None:
+    ada = pages.new()
+    bea = pages.new(width=360, height=740)  # one racer on a phone
+    eve = pages.new(width=1400, height=900)
+
+    link = create_race(ada, server_url, "Ada", deal="12345", minutes=5)
+    code = link.rstrip("/").rsplit("/", 1)[1]
+    assert link == f"{server_url}m/{code}"
+    expect(ada.locator("#lobby .code.big")).to_have_text(code)
+    join(bea, server_url, link, "Bea")
+    expect(ada.locator("#lobby .seats li")).to_have_count(2)
+    expect(ada.locator("#lobby .seats")).to_contain_text("Bea")
+
+    eve.goto(f"{server_url}w/{code}")
+    expect(eve.locator(".spec-col")).to_have_count(2)
+    shot(ada, "lobby", full_page=True)
+
+    start(ada, bea)
+    expect(eve.locator(".spec-board .pile")).to_have_count(48)
+    assert bea.evaluate("document.documentElement.scrollWidth") <= 360
+
+    # Both boards move for the spectator.
+    turn(ada)
+    expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", "69")
+    turn(bea)
+    expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-stock", "69")
+    # A move chosen by clicking a pile (or the waste) and then a lit-up target.
+    source = play_any_move(ada)
+    assert source is not None, "deal 12345 has a swap or a build at the start"
+    expect(eve.locator('.spec-col[data-seat="0"] .move-list li')).to_have_count(moves(ada))
+    expect(eve.locator('.spec-col[data-seat="1"] .move-list li')).to_have_count(1)
+    # Ada's opponent box on Bea's phone follows Ada's numbers.
+    expect(bea.locator(".progress-box .p-moves")).to_have_text(str(moves(ada)))
+    shot(ada, "race", full_page=True)
+    shot(bea, "race-phone", full_page=True)
+    shot(eve, "spectator", full_page=True)
+
+    for racer in (ada, bea):
+        turn_to_the_end(racer)
+        assert stock(racer) == 0
+        finish(racer)
+
+    for page in (ada, bea, eve):
+        expect(page.locator("#result")).to_be_visible()
+        expect(page.locator("#result .seed code")).to_have_text("12345")
+        expect(page.locator("#result tbody tr")).to_have_count(2)
+        expect(page.locator("#result")).to_contain_text("Ada")
+        expect(page.locator("#result")).to_contain_text("Bea")
+    expect(ada.locator("#result h2")).to_have_text(
+        __import__("re").compile("You won!|You lost.|It's a draw.")
+    )
+    expect(ada.locator("#rematch")).to_be_visible()
+    shot(ada, "result", full_page=True)
+    shot(eve, "spectator-result", full_page=True)
+
+    # The replay viewer steps through both games move by move.
+    ada.click("#watch-replay")
+    expect(ada.locator(".spec-col")).to_have_count(2)
+    expect(ada.locator("#step-counter")).to_contain_text("Step 0 of")
+    first = ada.locator('.spec-col[data-seat="0"] .board-wrap').get_attribute("data-stock")
+    assert first == "72"
+    ada.click("#next")
+    expect(ada.locator("#step-counter")).to_contain_text("Step 1 of")
+    expect(ada.locator('.spec-col[data-seat="0"] .board-wrap')).to_have_attribute("data-stock", "69")
+    ada.click("#last")
+    expect(ada.locator('.spec-col[data-seat="0"] .board-wrap')).to_have_attribute("data-stock", "0")
+    shot(ada, "replay", full_page=True)
+
+    # Rematch: both ask, both land in a new lobby of the same seats.
+    bea.click("#rematch")
+    ada.go_back()
+    expect(ada.locator("#rematch")).to_be_visible()
+    ada.click("#rematch")
+    for page in (ada, bea):
+        expect(page.locator("#lobby")).to_be_visible()
+        expect(page).not_to_have_url(link)
+
+
+def test_reload_and_dropped_network_resume_the_same_game(server_url: str, pages: Any) -> None:
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada", deal="7")
+    join(bea, server_url, link, "Bea")
+    start(ada, bea)
+    for _ in range(3):
+        turn(ada)
+    play_any_move(ada)
+    grid = ada.locator(f"{BOARD} .grid").inner_text()
+    before = (moves(ada), stock(ada))
+
+    ada.reload()
+    expect(ada.locator(f"{BOARD} .pile")).to_have_count(24)
+    wait_moves(ada, before[0])
+    assert (moves(ada), stock(ada)) == before
+    assert ada.locator(f"{BOARD} .grid").inner_text() == grid
+    expect(ada.locator(".clock")).to_have_text(__import__("re").compile(r"^\d+:\d\d$"))
+    turn(ada)  # the seq numbering continues where it was
+
+    # A dropped connection: a visible "reconnecting" state, then play goes on.
+    ada.evaluate("window.__grip.net.drop()")
+    expect(ada.locator("#conn")).to_be_visible()
+    expect(ada.locator("#conn")).to_be_hidden()
+    turn(ada)
+    expect(bea.locator(".progress-box .p-moves")).to_have_text(str(moves(ada)))
