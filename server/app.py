@@ -34,7 +34,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from . import daily
+from . import daily, stats
 from . import protocol as p
 from .bus import Bus, open_bus
 from .hub import Hub, LiveMatch, new_code, new_token, now_ms
@@ -201,6 +201,8 @@ class App:
             "leaderboard": self.on_leaderboard,
             "days": self.on_days,
             "replay": self.on_replay,
+            "stats": self.on_stats,
+            "history": self.on_history,
         }
 
     # ------------------------------------------------------------ serving
@@ -613,6 +615,35 @@ class App:
                 seats=[
                     p.ReplaySeat(seat=s.seat, name=s.name, score=s.score, moves=s.moves) for s in result.seats
                 ],
+            )
+        )
+
+    async def _subject(self, conn: Connection, player: str | None) -> PlayerRecord:
+        """Whose figures: the asker's own (after hello), or a named player's."""
+        if player is None:
+            if conn.player is None:
+                raise MatchError(p.ErrorCode.BAD_KEY, "say hello first, or name a player")
+            return conn.player
+        record = await self.store.player(player)
+        if record is None:
+            raise MatchError(p.ErrorCode.NOT_FOUND, f"no player {player}")
+        return record
+
+    async def on_stats(self, conn: Connection, msg: p.StatsRequest) -> None:
+        who = await self._subject(conn, msg.player)
+        results = await self.store.player_results(who.id)
+        conn.send(stats.compute(who.id, who.name, results, daily.day_of(self.clock())))
+
+    async def on_history(self, conn: Connection, msg: p.HistoryRequest) -> None:
+        who = await self._subject(conn, msg.player)
+        before = stats.parse_cursor(msg.before) if msg.before else None
+        results = await self.store.player_results(who.id, before, msg.limit + 1)
+        page = results[: msg.limit]
+        conn.send(
+            p.History(
+                player=who.id,
+                games=[stats.history_entry(r, who.id) for r in page],
+                next=stats.cursor(page[-1]) if len(results) > msg.limit else None,
             )
         )
 

@@ -169,6 +169,25 @@ class ReplayRequest(Message):
     match: MatchCode
 
 
+class StatsRequest(Message):
+    """A player's figures: one's own (after hello), or another player's public ones."""
+
+    type: Literal["stats"] = "stats"
+    player: str | None = Field(default=None, max_length=64)
+
+
+Cursor = Annotated[str, Field(pattern=f"^[0-9]{{1,15}}\\.[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")]
+
+
+class HistoryRequest(Message):
+    """Finished games, newest first; ``before`` is the ``next`` of the previous page."""
+
+    type: Literal["history"] = "history"
+    player: str | None = Field(default=None, max_length=64)
+    before: Cursor | None = None
+    limit: int = Field(default=20, ge=1, le=100)
+
+
 ClientMessage = Annotated[
     Hello
     | Create
@@ -186,7 +205,9 @@ ClientMessage = Annotated[
     | DailyRequest
     | LeaderboardRequest
     | DaysRequest
-    | ReplayRequest,
+    | ReplayRequest
+    | StatsRequest
+    | HistoryRequest,
     Field(discriminator="type"),
 ]
 
@@ -339,6 +360,7 @@ class Result(Message):
     variant: str
     seed: str | None  # None for a daily deal until its day is over
     started_at: int
+    decided_at: int = 0
     seats: list[SeatResult]
     winner: Seat | None
     draw: bool
@@ -467,6 +489,57 @@ class Replay(Message):
     seats: list[ReplaySeat]
 
 
+class VariantStats(Message):
+    variant: str
+    played: int
+    wins: int  # games ended with leftover 0
+    mean_score: float
+    best_score: int
+    ratings: dict[str, int]  # brilliant, excellent, good: how many games earned each
+    mean_on_grid: float
+    mean_complete: float
+    scores: list[int]  # every score, oldest first (the last ones draw the trend)
+
+
+class HeadToHead(Message):
+    opponent: str
+    name: str
+    wins: int
+    losses: int
+    draws: int
+    last_match: MatchCode
+    last_at: int
+
+
+class Stats(Message):
+    type: Literal["stats"] = "stats"
+    player: str
+    name: str
+    variants: list[VariantStats]
+    daily_streak: int  # consecutive UTC days with a ranked daily, up to today or yesterday
+    best_daily_streak: int
+    head_to_head: list[HeadToHead]
+
+
+class GameEntry(Message):
+    match: MatchCode
+    variant: str
+    at: int
+    score: int
+    rating: str | None
+    outcome: Literal["win", "loss", "draw", "solo"]
+    opponent: str | None
+    daily: Day | None
+    replay: str  # the replay's address on this server
+
+
+class History(Message):
+    type: Literal["history"] = "history"
+    player: str
+    games: list[GameEntry]
+    next: str | None  # cursor for the next page, None at the end
+
+
 class Error(Message):
     type: Literal["error"] = "error"
     code: ErrorCode
@@ -494,6 +567,8 @@ ServerMessage = Annotated[
     | Leaderboard
     | Days
     | Replay
+    | Stats
+    | History
     | Error,
     Field(discriminator="type"),
 ]
@@ -505,6 +580,7 @@ CLIENT_TYPES = frozenset(
     for m in (
         Hello, Create, Join, Watch, Resume, Ready, MoveMsg, Finish, Resign, Rematch, Leave,
         HintRequest, UndoRequest, DailyRequest, LeaderboardRequest, DaysRequest, ReplayRequest,
+        StatsRequest, HistoryRequest,
     )
 )  # fmt: skip
 

@@ -107,6 +107,11 @@ class Store(Protocol):
     async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
         """Days before ``before`` with ranked games, newest first, with their player counts."""
 
+    async def player_results(
+        self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
+    ) -> list[Result]:
+        """A player's results, newest first (by decided_at, then match), older than ``before``."""
+
     async def close(self) -> None: ...
 
 

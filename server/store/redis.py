@@ -63,6 +63,12 @@ for i = 0, n - 1 do
     if redis.call('GET', KEYS[6 + tonumber(seat)]) == extra then redis.call('DEL', KEYS[6 + tonumber(seat)]) end
   elseif kind == 'decided' then
     redis.call('SET', result, extra)
+    local decided = cjson.decode(extra)
+    for _, s in ipairs(decided.seats) do
+      if s.player ~= cjson.null then
+        redis.call('ZADD', 'grip:player:' .. s.player .. ':results', decided.decided_at, decided.match)
+      end
+    end
     for k = 1, 7 do if k ~= 3 then redis.call('EXPIRE', KEYS[k], ttl) end end
     if board ~= '' then
       local b = cjson.decode(board)
@@ -209,6 +215,20 @@ class RedisStore:
             day = raw.decode()
             out.append((day, int(await self._call(self._redis.zcard(f"{daily_key(day)}:board")))))
         return out
+
+    async def player_results(
+        self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
+    ) -> list[Result]:
+        key = f"grip:player:{player}:results"
+        top = "+inf" if before is None else before[0]
+        entries = await self._call(self._redis.zrevrangebyscore(key, top, "-inf", withscores=True))
+        # newest first, ties by match id descending: the order of the SQLite store
+        rows = sorted(((int(at), m.decode()) for m, at in entries), reverse=True)
+        if before is not None:
+            rows = [r for r in rows if r < before]
+        matches = [m for _, m in rows[:limit]]
+        raws = await self._call(self._redis.mget([match_keys(m)[2] for m in matches])) if matches else []
+        return [Result.model_validate_json(raw) for raw in raws if raw is not None]
 
     async def close(self) -> None:
         await self._redis.aclose()

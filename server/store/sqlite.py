@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS daily_scores (
     time_ms INTEGER NOT NULL, match TEXT NOT NULL, PRIMARY KEY (day, player)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS daily_rank ON daily_scores (day, score, time_ms);
+CREATE TABLE IF NOT EXISTS player_results (
+    player TEXT NOT NULL, decided_at INTEGER NOT NULL, match TEXT NOT NULL,
+    PRIMARY KEY (player, decided_at, match)
+) WITHOUT ROWID;
 """
 
 
@@ -68,6 +72,10 @@ class SqliteStore:
                     db.execute(
                         "INSERT INTO results (match, decided_at, body) VALUES (?, ?, ?)",
                         (match_id, e.at, e.result.model_dump_json()),
+                    )
+                    db.executemany(
+                        "INSERT INTO player_results (player, decided_at, match) VALUES (?, ?, ?)",
+                        [(s.player, e.result.decided_at, match_id) for s in e.result.seats if s.player],
                     )
                     db.executemany(
                         "INSERT INTO daily_scores (day, player, name, score, time_ms, match) VALUES (?, ?, ?, ?, ?, ?)",
@@ -158,6 +166,18 @@ class SqliteStore:
             (before, limit),
         ).fetchall()
         return [(str(d), int(n)) for d, n in rows]
+
+    async def player_results(
+        self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
+    ) -> list[Result]:
+        at, match = before or (2**62, "")
+        rows = self._db.execute(
+            "SELECT r.body FROM player_results p JOIN results r ON r.match = p.match"
+            " WHERE p.player = ? AND (p.decided_at < ? OR (p.decided_at = ? AND p.match < ?))"
+            " ORDER BY p.decided_at DESC, p.match DESC LIMIT ?",
+            (player, at, at, match if before else "~", -1 if limit is None else limit),
+        ).fetchall()
+        return [Result.model_validate_json(r[0]) for r in rows]
 
     async def close(self) -> None:
         self._db.close()
