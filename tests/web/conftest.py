@@ -100,12 +100,16 @@ class Pages:
         self.browser = browser
         self.contexts: list[Any] = []
         self.errors: list[str] = []
+        self.pages: list[Any] = []
+        self.allowed_toasts: set[str] = set()
 
     def new(self, *, width: int = 1200, height: int = 860, locale: str = "en-US") -> Any:
         context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
         context.set_default_timeout(TIMEOUT_MS)
+        context.set_default_navigation_timeout(2 * TIMEOUT_MS)
         self.contexts.append(context)
         page = context.new_page()
+        self.pages.append(page)
         page.on("console", lambda m: self._console(page, m))
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
         return page
@@ -115,6 +119,14 @@ class Pages:
             self.errors.append(f"{message.type} on {page.url}: {message.text}")
 
     def close(self) -> None:
+        for page in self.pages:
+            if page.is_closed():
+                continue
+            try:
+                shown = page.evaluate("window.__grip ? window.__grip.errors : []")
+            except Exception:  # a page in the middle of navigating
+                shown = []
+            self.errors += [f"error shown on {page.url}: {s}" for s in shown if s not in self.allowed_toasts]
         for c in self.contexts:
             c.close()
 

@@ -83,9 +83,25 @@ def play_any_move(page: Any) -> str | None:
     return None
 
 
-def turn_to_the_end(page: Any) -> None:
+def play_waste(page: Any) -> bool:
+    """Click the waste; if a pile lights up, click it (a real build from the waste)."""
+    waste = page.locator(f"{BOARD} .waste.can").first
+    if waste.count() == 0:
+        return False
+    before = moves(page)
+    waste.click()
+    target = page.locator(f"{BOARD} .pile.target").first
+    target.click()
+    wait_moves(page, before + 1)
+    return True
+
+
+def turn_to_the_end(page: Any, *, build: bool = False) -> None:
+    """Turn until the stock is empty; with ``build``, play the waste wherever it fits on the way."""
     while stock(page) > 0 and page.locator(f"{BOARD} button.stock").is_enabled():
         turn(page)
+        while build and play_waste(page):
+            pass
 
 
 def finish(page: Any) -> None:

@@ -41,14 +41,31 @@ def test_phone_fits_whole_grid_and_practice_has_hint_and_undo(server_url: str, p
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
 
 
-def test_keyboard_play(server_url: str, pages: Any) -> None:
+def test_keyboard_and_drag_and_drop(server_url: str, pages: Any) -> None:
     page = pages.new()
     start_practice(page, server_url, "12345")
+    # Drag the pile at B1 (a 2, whose home is row A) onto a pile it may swap with.
+    src = page.locator(f'{BOARD} .pile[data-spot="B1"]')
+    box = src.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 15)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2 + 20, box["y"] + 5, steps=4)
+    target = page.locator(f"{BOARD} .pile.target").first
+    expect(target).to_be_visible()
+    spot = target.get_attribute("data-spot")
+    tbox = target.bounding_box()
+    assert tbox is not None
+    page.mouse.move(tbox["x"] + tbox["width"] / 2, tbox["y"] + 15, steps=6)
+    page.mouse.up()
+    wait_moves(page, 1)
+    expect(page.locator(f'{BOARD} .pile[data-spot="{spot}"] .card').first).to_have_attribute("data-card", "2H")
+
     page.locator(f'{BOARD} .pile[data-spot="A1"]').focus()
     page.keyboard.press("ArrowRight")
     expect(page.locator(f'{BOARD} .pile[data-spot="A2"]')).to_be_focused()
     page.keyboard.press("t")
-    wait_moves(page, 1)
+    wait_moves(page, 2)
     # every control on the board has a label for screen readers
     labels = page.eval_on_selector_all(f"{BOARD} button", "bs => bs.map(b => b.getAttribute('aria-label') || '')")
     assert labels and all(labels)
@@ -112,10 +129,11 @@ def test_server_errors_read_as_sentences(server_url: str, pages: Any) -> None:
     pages.errors[:] = [e for e in pages.errors if not ("/r/ACDEFGHJ" in e and "404" in e)]
 
 
-def test_how_to_play_is_reachable_from_every_screen(server_url: str, pages: Any) -> None:
+def test_how_to_play_is_reachable_from_every_screen(server_url: str, pages: Any, shot: Any) -> None:
     page = pages.new()
     for path in ["", "practice", "w/ACDEFGHJ", "m/ACDEFGHJ"]:
         page.goto(server_url + path)
         page.click("#nav-rules")
         expect(page.locator("#rules h1")).to_have_text("How to play Devil's Grip")
     expect(page.locator("#rules details.faq")).to_have_count(4)
+    shot(page, "how-to-play")

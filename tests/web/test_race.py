@@ -13,6 +13,7 @@ from .helpers import (
     join,
     moves,
     play_any_move,
+    play_waste,
     start,
     stock,
     turn,
@@ -58,12 +59,18 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
     expect(eve.locator('.spec-col[data-seat="1"] .move-list li')).to_have_count(1)
     # Ada's opponent box on Bea's phone follows Ada's numbers.
     expect(bea.locator(".progress-box .p-moves")).to_have_text(str(moves(ada)))
+    for _ in range(8):
+        turn(ada)
+        while play_waste(ada):
+            pass
+    turn(bea)
+    expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-moves", str(moves(ada)))
     shot(ada, "race", full_page=True)
     shot(bea, "race-phone", full_page=True)
     shot(eve, "spectator", full_page=True)
 
     for racer in (ada, bea):
-        turn_to_the_end(racer)
+        turn_to_the_end(racer, build=racer is ada)
         assert stock(racer) == 0
         finish(racer)
 
@@ -128,3 +135,12 @@ def test_reload_and_dropped_network_resume_the_same_game(server_url: str, pages:
     expect(ada.locator("#conn")).to_be_hidden()
     turn(ada)
     expect(bea.locator(".progress-box .p-moves")).to_have_text(str(moves(ada)))
+
+    # A spectator arriving late sees the current state at once.
+    turn(bea)
+    eve = pages.new()
+    eve.goto(link.replace("/m/", "/w/"))
+    expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-moves", str(moves(ada)))
+    expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-moves", "1")
+    expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", str(stock(ada)))
+    expect(eve.locator('.spec-col[data-seat="0"] .move-list li')).to_have_count(moves(ada))

@@ -86,6 +86,7 @@ function beep(freq = 520, ms = 60) {
 
 let toastTimer = null;
 function toast(text, kind = "error") {
+  if (kind === "error") window.__grip.errors.push(text);
   const box = document.getElementById("toast");
   box.textContent = text;
   box.className = `toast show ${kind}`;
@@ -124,7 +125,8 @@ const net = new Net({
     if (msg.type === "error") toast(errorText(msg.code));
   },
 });
-window.__grip = { net }; // for tests: simulate a dropped network with __grip.net.drop()
+// For tests: __grip.net.drop() simulates a dropped network; __grip.errors lists error messages shown.
+window.__grip = { net, errors: [] };
 
 // ------------------------------------------------------------------ routing
 
@@ -540,6 +542,15 @@ function matchScreen(code) {
     net.send({ type: "move", seq: st.pending.seq, move: text });
   }
 
+  /** A practice game needs no "ready" click: send it once for the player. */
+  function autoReady(lobby) {
+    const me = lobby.seats.find((s) => s.seat === st.seat);
+    if (me && !me.ready && !st.readySent) {
+      st.readySent = true;
+      net.send({ type: "ready" });
+    }
+  }
+
   function solo() {
     return st.lobby && st.lobby.solo;
   }
@@ -648,7 +659,7 @@ function matchScreen(code) {
           ),
           el(
             "p",
-            { class: "small" },
+            { class: "fine" },
             el("span", { i18n: "watch_link" }),
             ": ",
             el("a", { href: `/w/${code}`, id: "watch-link", text: `${location.origin}/w/${code}` }),
@@ -746,10 +757,7 @@ function matchScreen(code) {
     switch (msg.type) {
       case "lobby": {
         st.lobby = msg;
-        if (msg.solo && msg.status === "lobby" && !replay) {
-          const me = msg.seats.find((s) => s.seat === st.seat);
-          if (me && !me.ready) net.send({ type: "ready" });
-        }
+        if (msg.solo && msg.status === "lobby" && !replay) autoReady(msg);
         break;
       }
       case "countdown":
@@ -826,10 +834,7 @@ function matchScreen(code) {
           } else {
             st.pending = null;
           }
-          if (msg.lobby.solo && msg.lobby.status === "lobby") {
-            const me = msg.lobby.seats.find((s) => s.seat === st.seat);
-            if (me && !me.ready) net.send({ type: "ready" });
-          }
+          if (msg.lobby.solo && msg.lobby.status === "lobby") autoReady(msg.lobby);
           drawAll();
           return true;
         }
