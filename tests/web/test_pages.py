@@ -125,6 +125,10 @@ def test_server_errors_read_as_sentences(server_url: str, pages: Any) -> None:
     expect(page.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")
     page.goto(f"{server_url}r/ACDEFGHJ")
     expect(page.locator("[role=alert] .big")).to_contain_text("no replay")
+    # An identity this server does not know (another server's, say) is replaced without fuss.
+    page.evaluate("localStorage.setItem('grip:player', 'nobody-here'); localStorage.setItem('grip:key', 'x')")
+    start_practice(page, server_url, "3")
+    assert page.evaluate("localStorage.getItem('grip:player')") != "nobody-here"
     # Chromium logs the replay endpoint's 404 itself; that one is expected here.
     pages.errors[:] = [e for e in pages.errors if not ("/r/ACDEFGHJ" in e and "404" in e)]
 

@@ -374,7 +374,7 @@ function ratingText(r) {
   return t(`rating_${r || "none"}`);
 }
 
-function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = false }) {
+function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = false, lobby = null }) {
   const seats = result.seats;
   let headline;
   if (seats.length === 1) headline = t("result_title");
@@ -411,6 +411,8 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
     ),
   );
   const actions = el("p", { class: "row" });
+  const asking = (lobby ? lobby.seats : []).filter((s) => s.rematch && s.seat !== mySeat);
+  for (const s of asking) actions.append(el("span", { class: "note rematch-asked", i18n: "rematch_asked", args: { name: s.name } }));
   if (onRematch && seats.length === 2) {
     if (rematchAsked) actions.append(el("span", { class: "note", i18n: "rematch_wait" }));
     else actions.append(el("button", { class: "btn primary", type: "button", id: "rematch", i18n: "rematch", onclick: onRematch }));
@@ -424,7 +426,7 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
     { class: "panel result", id: "result", "aria-labelledby": "result-h" },
     el("h2", { id: "result-h", text: headline }),
     table,
-    el("p", { class: "seed" }, el("span", { i18n: "seed" }), ": ", el("code", { text: result.seed })),
+    result.seed ? el("p", { class: "seed" }, el("span", { i18n: "seed" }), ": ", el("code", { text: result.seed })) : null,
     actions,
   );
 }
@@ -596,7 +598,8 @@ function matchScreen(code) {
       panel.append(
         resultPanel(st.result, {
           mySeat: st.seat,
-          rematchAsked: st.rematchAsked,
+          lobby: st.lobby,
+          rematchAsked: st.rematchAsked || Boolean(st.lobby.seats.find((x) => x.seat === st.seat)?.rematch),
           onRematch: () => {
             st.rematchAsked = true;
             net.send({ type: "rematch" });

@@ -47,6 +47,16 @@ export class Net {
       } catch {
         return;
       }
+      if (msg.type === "error" && msg.code === "bad_key" && !this.welcomed) {
+        // The server does not know our saved identity (e.g. a fresh server): start a new one.
+        localStorage.removeItem("grip:player");
+        localStorage.removeItem("grip:key");
+        const hello = { type: "hello", v: 1 };
+        const name = this.name();
+        if (name) hello.name = name;
+        ws.send(JSON.stringify(hello));
+        return;
+      }
       if (msg.type === "welcome") {
         localStorage.setItem("grip:player", msg.player);
         localStorage.setItem("grip:key", msg.key);

@@ -134,12 +134,16 @@ export function replayScreen(app, code) {
   draw();
   fetch(`/api/replay/${code}`)
     .then(async (r) => {
-      if (!r.ok) throw new Error(r.status === 404 ? "err_no_replay" : "err_unavailable");
+      if (!r.ok) {
+        const body = await r.json().catch(() => ({}));
+        const code = r.status === 404 ? "no_replay" : body.error || "unavailable";
+        throw new Error(`err_${code}`);
+      }
       data = await r.json();
       draw();
     })
     .catch((err) => {
-      failed = err.message === "err_no_replay" ? "err_no_replay" : "err_unavailable";
+      failed = /^err_[a-z_]+$/.test(err.message) && t(err.message) !== err.message ? err.message : "err_unavailable";
       draw();
     });
 
