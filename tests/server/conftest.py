@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
 import pytest
 
-from server.app import App, Settings
-from server.bus import open_bus
-from server.store import open_store
+from server.app import App
 
 T0 = 1_700_000_000_000
 
@@ -32,27 +28,14 @@ MakeApp = Callable[..., Awaitable[App]]
 
 
 @pytest.fixture
-async def make_app(tmp_path: Path) -> AsyncIterator[MakeApp]:
+def make_app(start_app: Callable[..., Awaitable[App]]) -> MakeApp:
     """``app = await make_app(store_url=..., clock=..., **settings)``: a server on port 0.
 
     The clock defaults to a FakeClock (``app.clock.advance(ms)``); timers still
     run on real time, so tests move the match on with ``app.hub.tick_soon``.
     """
-    apps: list[App] = []
 
     async def make(clock: Callable[[], int] | None = None, **overrides: object) -> App:
-        settings = Settings(port=0, store_url=f"sqlite:///{tmp_path / 'grip.db'}", sweep_s=3600)
-        settings = replace(settings, **overrides)  # type: ignore[arg-type]
-        app = App(
-            settings,
-            open_store(settings.store_url),
-            open_bus(settings.bus_url),
-            clock=clock if clock is not None else FakeClock(),
-        )
-        await app.start()
-        apps.append(app)
-        return app
+        return await start_app(clock=clock if clock is not None else FakeClock(), **overrides)
 
-    yield make
-    for app in apps:
-        await app.shutdown()
+    return make
