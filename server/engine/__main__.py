@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from .game import Game, IllegalMove
 from .moves import InvalidMove
+from .solver import solve
 from .variants import VARIANTS
 
 EXIT_BAD_MOVE = 2
@@ -24,12 +25,15 @@ def _parser() -> argparse.ArgumentParser:
     for name, text in (
         ("deal", "print the full state of a fresh deal"),
         ("play", "apply moves in order and print the full state after them"),
+        ("solve", "find the deal's par and a line reaching it (stock order known)"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("seed")
         sub.add_argument("--variant", default="classic", choices=sorted(VARIANTS))
         if name == "play":
             sub.add_argument("moves", nargs="*", metavar="MOVE")
+        if name == "solve":
+            sub.add_argument("--budget-s", type=float, default=10.0, help="time budget in seconds")
     return parser
 
 
@@ -41,6 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     moves = [*getattr(args, "moves", []), *extra]
     if extra and (args.command != "play" or any(text.startswith("-") for text in extra)):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "solve":
+        json.dump(solve(args.seed, args.variant, budget_s=args.budget_s).as_json(), sys.stdout)
+        sys.stdout.write("\n")
+        return 0
     game = Game.new(args.seed, args.variant)
     for position, text in enumerate(moves, 1):
         try:

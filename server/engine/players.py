@@ -17,16 +17,18 @@ whole pile, which pulls the next stock card and shifts every later turn).
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import Counter
 
 from .cards import canonical_deck, parse_card
 from .game import Game
 from .moves import Move
-from .solver import TURN, Model, OutOfBudget, Position, State, _Search, real_move
+from .solver import Model, OutOfBudget, Position, State, _Search, real_move, solve_position
 
-SAMPLES = 6
-BEAM = 4
+SAMPLES = 3
+BEAM = 2
+ENDGAME_NODES = 3_000
 
 
 def greedy_move(game: Game) -> Move | None:
@@ -69,38 +71,44 @@ def _beam_value(model: Model, state: State, width: int) -> int:
     search = _Search(model, float("inf"), 10**9)
     model.root = state
     search.best = model.leftover(state)
-    try:
+    with contextlib.suppress(OutOfBudget):
         search.beam(width)
-    except OutOfBudget:
-        pass
     return search.best
 
 
 def hint(game: Game, rng: random.Random, samples: int = SAMPLES, width: int = BEAM) -> Move | None:
     """The suggested next move, or None when the best is to finish.
 
+    Once nothing is hidden (the stock is empty, or ``open``) the position is
+    solved outright. Before that, a move that lowers the leftover is always
+    taken (holding one back only shifts the turns in a way the player cannot
+    foresee), and only a choice between such moves is put to the samples:
     ``samples`` stock orders, each candidate scored by a ``width``-wide beam
-    on the rest of each; deterministic for a given ``rng`` state.
+    on the rest of each. Deterministic for a given ``rng`` state.
     """
     if game.is_over:
         return None
-    positions = [seen_position(game, rng) for _ in range(1 if game.variant.open_stock else samples)]
-    model = Model(positions[0])
+    position = seen_position(game, rng)
+    model = Model(position)
     root = model.root
-    candidates = model.window_moves(root) + model.turn_moves(root)
-    candidates = [mv for mv in candidates if model.play(root, mv) is not None]
+    if game.variant.open_stock or not position.stock:
+        line = solve_position(
+            position, budget_s=float("inf"), max_nodes=ENDGAME_NODES, beam_widths=(20,), prove=False
+        ).abstract
+        return real_move(game, model, line[0]) if line else None
+    candidates = [mv for mv in model.window_moves(root) if model.play(root, mv) is not None]
     if not candidates:
-        return None
+        return real_move(game, model, model.turn_moves(root)[0])
     if len(candidates) > 1:
         totals = dict.fromkeys(candidates, 0)
-        for pos in positions:
+        for pos in [position, *(seen_position(game, rng) for _ in range(samples - 1))]:
             m = Model(pos)
             start = m.root
             for mv in candidates:
                 child = m.play(start, mv)
                 assert child is not None
                 totals[mv] += _beam_value(m, child, width)
-        candidates.sort(key=lambda mv: (totals[mv], mv & 3 == TURN))
+        candidates.sort(key=lambda mv: totals[mv])
     return real_move(game, model, candidates[0])
 
 

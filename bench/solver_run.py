@@ -1,0 +1,168 @@
+"""Solver statistics: par, proven share and win rate over deals 1..N, beside greedy and hint scores.
+
+Run: ``.venv/bin/python bench/solver_run.py --deals 200 --budget-s 3 --hint-deals 10``
+(needs the ``bench`` extra: tqdm, matplotlib). Rewrites the figures block of
+``docs/solver.md`` (between the markers) and the PNG plots beside it; the
+rest of that page is hand-written and kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from tqdm import tqdm
+
+from server.engine import VARIANTS, Game
+from server.engine.players import play_out
+from server.engine.solver import solve
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+START, END = "<!-- figures:start -->", "<!-- figures:end -->"
+
+
+def run_one(task: tuple[str, str, str, float]) -> dict[str, Any]:
+    kind, variant, seed, budget = task
+    started = time.perf_counter()
+    out: dict[str, Any] = {"kind": kind, "variant": variant, "seed": seed}
+    if kind == "solve":
+        sol = solve(seed, variant, budget_s=budget)  # replays the line, raises if it disagrees
+        out.update(par=sol.par, proven=sol.proven, lower_bound=sol.lower_bound, nodes=sol.nodes)
+    else:
+        out["score"] = play_out(Game.new(seed, variant), kind, random.Random(int(seed)))
+    out["seconds"] = time.perf_counter() - started
+    return out
+
+
+def _mean(xs: list[int]) -> str:
+    return f"{statistics.fmean(xs):.2f}" if xs else "-"
+
+
+def report(rows: list[dict[str, Any]], args: argparse.Namespace, wall: float) -> str:
+    lines = [
+        START,
+        "",
+        f"Command: `.venv/bin/python bench/solver_run.py {args.argv}` "
+        f"({wall / 60:.1f} min wall, {args.workers} workers).",
+        "",
+    ]
+    solved = [r for r in rows if r["kind"] == "solve"]
+    for variant in args.solve_variants:
+        rs = [r for r in solved if r["variant"] == variant]
+        if not rs:
+            continue
+        pars = [r["par"] for r in rs]
+        proven = [r for r in rs if r["proven"]]
+        wins = sum(1 for r in rs if r["par"] == 0)
+        losses = sum(1 for r in rs if r["lower_bound"] > 0)
+        undecided = len(rs) - wins - losses
+        gaps = [r["par"] - r["lower_bound"] for r in rs]
+        dist = Counter(pars)
+        lines += [
+            f"### {variant}: solver on deals 1..{len(rs)}, {args.budget_s:g} s each",
+            "",
+            "| figure | value |",
+            "|---|---|",
+            f"| proven optimal | {len(proven)} of {len(rs)} ({100 * len(proven) / len(rs):.1f}%) |",
+            f"| mean par (best found) | {_mean(pars)} |",
+            f"| median par | {statistics.median(pars):g} |",
+            f"| mean lower bound | {_mean([r['lower_bound'] for r in rs])} |",
+            f"| mean bound gap (par - lower bound) | {_mean(gaps)} |",
+            f"| win rate (par 0) | {wins}/{len(rs)}: proven wins {wins}, proven losses {losses}, "
+            f"undecided {undecided}; so between {100 * wins / len(rs):.1f}% "
+            f"and {100 * (wins + undecided) / len(rs):.1f}% |",
+            f"| mean nodes per deal | {statistics.fmean(r['nodes'] for r in rs):,.0f} |",
+            f"| mean seconds per deal | {statistics.fmean(r['seconds'] for r in rs):.2f} |",
+            "",
+            "Par distribution (par: deals): " + ", ".join(f"{p}: {n}" for p, n in sorted(dist.items())),
+            "",
+        ]
+    lines += [
+        "### Players (final leftover, lower is better)",
+        "",
+        "| variant | greedy: deals, mean | hint: deals, mean | greedy mean on the hint's deals |",
+        "|---|---|---|---|",
+    ]
+    for variant in VARIANTS:
+        g = {r["seed"]: r["score"] for r in rows if r["kind"] == "greedy" and r["variant"] == variant}
+        h = {r["seed"]: r["score"] for r in rows if r["kind"] == "hint" and r["variant"] == variant}
+        if not g and not h:
+            continue
+        same = [g[s] for s in h if s in g]
+        lines.append(
+            f"| {variant} | {len(g)}, {_mean(list(g.values()))} | {len(h)}, {_mean(list(h.values()))} "
+            f"| {_mean(same)} |"
+        )
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict[str, Any]], variant: str) -> None:
+    pars = [r["par"] for r in rows if r["kind"] == "solve" and r["variant"] == variant]
+    greedy = [r["score"] for r in rows if r["kind"] == "greedy" and r["variant"] == variant]
+    hint = [r["score"] for r in rows if r["kind"] == "hint" and r["variant"] == variant]
+    if not pars:
+        return
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    bins = list(range(0, 74, 2))
+    for data, label in ((pars, "solver par"), (greedy, "greedy"), (hint, "hint")):
+        if data:
+            ax.hist(data, bins=bins, alpha=0.5, density=True, label=f"{label} (n={len(data)})")
+    ax.set_xlabel("final leftover (cards in stock and waste)")
+    ax.set_ylabel("share of deals")
+    ax.set_title(f"Devil's Grip, {variant}: par beside the players' scores")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(DOCS / f"solver-{variant}.png", dpi=90)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--deals", type=int, default=1000, help="solver on deals 1..N")
+    parser.add_argument("--greedy-deals", type=int, default=1000, help="greedy player on deals 1..N")
+    parser.add_argument("--budget-s", type=float, default=10.0)
+    parser.add_argument("--hint-deals", type=int, default=100, help="hint player on deals 1..M per variant")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--solve-variants", nargs="*", default=["classic", "relaxed"])
+    args = parser.parse_args()
+    args.argv = " ".join(  # the command, for the page
+        f"--{k.replace('_', '-')} {' '.join(v) if isinstance(v, list) else v}"
+        for k, v in vars(args).items()
+        if k != "argv"
+    )
+    tasks: list[tuple[str, str, str, float]] = []
+    for n in range(1, args.hint_deals + 1):
+        tasks += [("hint", v, str(n), 0.0) for v in VARIANTS]
+    for n in range(1, args.deals + 1):
+        tasks += [("solve", v, str(n), args.budget_s) for v in args.solve_variants]
+    for n in range(1, args.greedy_deals + 1):
+        tasks += [("greedy", v, str(n), 0.0) for v in VARIANTS]
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    with multiprocessing.Pool(args.workers) as pool:
+        for row in tqdm(pool.imap_unordered(run_one, tasks), total=len(tasks), unit="task"):
+            rows.append(row)
+    (DOCS / "solver-results.json").write_text(json.dumps(rows))
+    page = DOCS / "solver.md"
+    text = page.read_text() if page.exists() else f"# Solver\n\n{START}\n{END}\n"
+    head, _, rest = text.partition(START)
+    _, _, tail = rest.partition(END)
+    page.write_text(head + report(rows, args, time.perf_counter() - started) + tail)
+    for variant in args.solve_variants:
+        plot(rows, variant)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""The solver against the engine and against brute force on small positions."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from contextlib import redirect_stdout
+
+import pytest
+
+from server.engine import Game, get_variant
+from server.engine.__main__ import main
+from server.engine.cards import make_card
+from server.engine.solver import Model, Position, solve, solve_position
+
+
+@pytest.mark.parametrize(
+    "variant", ["classic", "relaxed", "single-deck", "three-waste", "suitless", "free-swap"]
+)
+def test_solution_replays_to_its_par(variant: str) -> None:
+    sol = solve("3", variant, budget_s=0.6)
+    game = Game.replay("3", variant, sol.moves)
+    assert game.leftover == sol.par
+    assert 0 <= sol.lower_bound <= sol.par
+    assert sol.nodes > 0
+
+
+def _brute(position: Position) -> int:
+    """Lowest leftover over every reachable position of real piles, moves of part of a pile included."""
+    start = (tuple(sorted(position.piles)), position.stock, ())
+    seen = {start}
+    todo = [start]
+    result = len(position.stock)
+    while todo:
+        piles, stock, waste = todo.pop()
+        result = min(result, len(stock) + len(waste))
+        children = []
+        if stock:
+            children.append((piles, stock[3:], waste + stock[:3]))
+        for y, target in enumerate(piles):
+            if waste and waste[-1] - 12 == target[-1]:
+                new = list(piles)
+                new[y] = (*target, waste[-1])
+                children.append((tuple(sorted(new)), stock, waste[:-1]))
+            for x, source in enumerate(piles):
+                for k, card in enumerate(source):
+                    if x == y or card - 12 != target[-1]:
+                        continue
+                    new = list(piles)
+                    new[y] = target + source[k:]
+                    rest, s, w = source[:k], stock, waste
+                    if not rest:
+                        if s:
+                            rest, s = (s[0],), s[1:]
+                        elif w:
+                            rest, w = (w[-1],), w[:-1]
+                        else:
+                            return 0
+                    new[x] = rest
+                    children.append((tuple(sorted(new)), s, w))
+        for child in children:
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return result
+
+
+def _small_position(rng: random.Random) -> Position:
+    """Two suits, two decks: many fits, identical cards, whole and partial moves."""
+    cards = [make_card(v, s) for v in range(2, 14) for s in (0, 1) for _ in range(2)]
+    rng.shuffle(cards)
+    piles = tuple((c,) for c in cards[:6])
+    return Position(get_variant("classic"), piles, tuple(cards[6:15]), ((),), 0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_proven_par_matches_brute_force(seed: int) -> None:
+    position = _small_position(random.Random(seed))
+    sol = solve_position(position, budget_s=30)
+    assert sol.proven
+    assert sol.par == sol.lower_bound == _brute(position)
+
+
+def test_forced_waste_play_changes_no_par(monkeypatch: pytest.MonkeyPatch) -> None:
+    """D3 only prunes: with and without it the proven pars agree (and it does fire)."""
+    fired = 0
+    for seed in range(30):
+        position = _small_position(random.Random(100 + seed))
+        with_rule = solve_position(position, budget_s=30)
+        with monkeypatch.context() as patch:
+            patch.setattr(Model, "_only_user", lambda *a: False)
+            without = solve_position(position, budget_s=30)
+        assert with_rule.proven and without.proven
+        assert with_rule.par == without.par
+        fired += with_rule.nodes < without.nodes
+    assert fired
+
+
+def _canonical(game: Game) -> object:
+    model = Model(Position.of_game(game))
+    return model.tt_key(model.root)
+
+
+def test_partial_moves_and_swaps_keep_the_canonical_state() -> None:
+    """D2: a move of part of a pile and a swap are the identity on the canonical state."""
+    seen_partial = seen_swap = False
+    for seed in range(1, 40):
+        game = Game.new(str(seed))
+        for _ in range(60):
+            legal = game.legal_moves()
+            for move in legal:
+                text = str(move)
+                if "~" in text or (":" in text and ":0>" not in text):
+                    before = _canonical(game)
+                    game.play(move)
+                    assert _canonical(game) == before
+                    game.undo()
+                    seen_swap |= "~" in text
+                    seen_partial |= ":" in text
+            useful = [m for m in legal if "W" in str(m) or ":0>" in str(m)] or [
+                m for m in legal if str(m) == "T"
+            ]
+            if not useful:
+                break
+            game.play(useful[0])
+        if seen_partial and seen_swap:
+            break
+    assert seen_partial and seen_swap
+
+
+def test_pile_positions_do_not_matter() -> None:
+    """D1: the piles are a multiset: reordering them gives the same state."""
+    position = Position.of_game(Game.new("5"))
+    shuffled = list(position.piles)
+    random.Random(1).shuffle(shuffled)
+    other = Position(position.variant, tuple(shuffled), position.stock, position.wastes, position.redeals)
+    assert Model(position).root == Model(other).root
+
+
+def test_lower_bound_never_exceeds_par() -> None:
+    for seed in range(20, 26):
+        sol = solve_position(Position.of_game(Game.new(str(seed))), budget_s=0.2)
+        assert sol.lower_bound <= sol.par
+
+
+def test_cli_prints_one_json_object() -> None:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["solve", "1", "--budget-s", "0.3"]) == 0
+    data = json.loads(out.getvalue())
+    assert set(data) == {"par", "proven", "lower_bound", "moves", "nodes", "seconds"}
+    assert Game.replay("1", "classic", data["moves"]).leftover == data["par"]
