@@ -3,6 +3,10 @@
 python -m client play [URL] [--join CODE] [--bot greedy|lookahead]
 python -m client watch URL CODE
 python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S]
+python -m client stats [URL] [--player ID]
+
+Your player identity is kept in ~/.config/devils-grip/identity.json (``--identity``),
+so your statistics follow you from game to game.
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import identity
 from .api import DEFAULT_URL, ClientError, connect
 from .bots import run_bot
-from .terminal import run_terminal
+from .terminal import format_stats, run_terminal
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -39,7 +45,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     bot.add_argument("--strategy", choices=("greedy", "lookahead"), default="greedy")
     bot.add_argument("--speed", type=float, default=2.0, help="moves a second (0: as fast as acked)")
     bot.add_argument("--name")
+    stats = sub.add_parser("stats", help="your figures (or another player's), head to head, last games")
+    stats.add_argument("url", nargs="?", default=DEFAULT_URL)
+    stats.add_argument("--player", help="another player's id")
+    stats.add_argument("--games", type=int, default=10, help="how many of the last games to list")
+    for parser in (play, stats):
+        parser.add_argument(
+            "--identity", type=Path, default=identity.DEFAULT_PATH, help="where your id is kept"
+        )
     return ap.parse_args(argv)
+
+
+async def stats_main(args: argparse.Namespace) -> int:
+    client = await connect(args.url, identity_file=args.identity)
+    try:
+        figures = await client.stats(args.player)
+        games = await client.history(limit=args.games, player=args.player)
+    finally:
+        await client.close()
+    print(format_stats(figures, games))
+    return 0
 
 
 async def bot_main(args: argparse.Namespace) -> int:
@@ -63,11 +88,13 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(
                 run_terminal(
                     args.url, join=args.join, bot=args.bot, name=args.name, deal=args.deal,
-                    variant=args.variant, color=color,
+                    variant=args.variant, color=color, identity_file=args.identity,
                 )
             )  # fmt: skip
         if args.command == "watch":
             return asyncio.run(run_terminal(args.url, watch=args.code, color=color))
+        if args.command == "stats":
+            return asyncio.run(stats_main(args))
         return asyncio.run(bot_main(args))
     except ClientError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
@@ -34,6 +35,8 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from server import protocol as p
+
+from . import identity
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +192,19 @@ class Client:
         )
         reply = await self._request(msg, "created")
         assert isinstance(reply, p.Seated)
+        return reply
+
+    async def stats(self, player: str | None = None) -> p.Stats:
+        """A player's figures: our own, or another player's by id."""
+        reply = await self._request(p.StatsRequest(player=player), "stats")
+        assert isinstance(reply, p.Stats)
+        return reply
+
+    async def history(
+        self, before: str | None = None, limit: int = 20, player: str | None = None
+    ) -> p.History:
+        reply = await self._request(p.HistoryRequest(player=player, before=before, limit=limit), "history")
+        assert isinstance(reply, p.History)
         return reply
 
     async def join(self, match: str) -> p.Seated:
@@ -404,10 +420,27 @@ class Client:
 
 
 async def connect(
-    url: str = DEFAULT_URL, *, name: str | None = None, hello: bool = True, auto_reconnect: bool = True
+    url: str = DEFAULT_URL,
+    *,
+    name: str | None = None,
+    hello: bool = True,
+    auto_reconnect: bool = True,
+    identity_file: Path | None = None,
 ) -> Client:
-    """Open a client (and say ``hello``, to get a persistent identity)."""
+    """Open a client and say ``hello``: the identity in ``identity_file`` if any, kept there after."""
     client = await Client(url, name=name, auto_reconnect=auto_reconnect).open()
-    if hello:
+    if not hello:
+        return client
+    known = identity.load(identity_file) if identity_file else None
+    if known:
+        client.player, client.key = known
+    try:
         await client.hello()
+    except ServerError as exc:
+        if exc.code != p.ErrorCode.BAD_KEY:
+            raise
+        client.player = client.key = None  # this server does not know us: start afresh
+        await client.hello()
+    if identity_file and client.player and client.key:
+        identity.save(identity_file, client.player, client.key)
     return client

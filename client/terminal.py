@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 from server import protocol as p
@@ -354,12 +355,13 @@ async def run_terminal(
     out: TextIO = sys.stdout,
     interactive: bool | None = None,
     color: bool | None = None,
+    identity_file: Path | None = None,
 ) -> int:
     """Play (create, or join ``join``) or watch ``watch``; lines come from stdin unless given."""
     interactive = sys.stdin.isatty() and out.isatty() if interactive is None else interactive
     color = out.isatty() if color is None else color
     try:
-        client = await connect(url, name=name)
+        client = await connect(url, name=name, identity_file=identity_file)
     except ClientError as exc:
         print(f"cannot connect: {exc}", file=sys.stderr)
         return 1
@@ -403,3 +405,29 @@ async def run_terminal(
         await client.close()
         with contextlib.suppress(asyncio.CancelledError):
             await pump
+
+
+def format_stats(stats: p.Stats, history: p.History) -> str:
+    """A player's figures, head-to-head record and last games, as plain text."""
+    lines = [f"{stats.name}  (player {stats.player})"]
+    lines.append(f"daily streak: {stats.daily_streak} (best {stats.best_daily_streak})")
+    for v in stats.variants:
+        rated = ", ".join(f"{n} {name}" for name, n in v.ratings.items() if n) or "none rated"
+        lines.append(
+            f"{v.variant}: {v.played} played, {v.wins} won, mean {v.mean_score:.1f} left, best {v.best_score}; "
+            f"{rated}; on the grid {v.mean_on_grid:.1f}, complete piles {v.mean_complete:.1f}"
+        )
+        recent = v.scores[-30:]
+        lines.append("  last scores: " + " ".join(str(s) for s in recent))
+    if stats.head_to_head:
+        lines.append("head to head:")
+        for h in stats.head_to_head:
+            lines.append(
+                f"  vs {h.name}: {h.wins} won, {h.losses} lost, {h.draws} drawn (last {h.last_match})"
+            )
+    if history.games:
+        lines.append("last games:")
+        for g in history.games:
+            against = f" vs {g.opponent}" if g.opponent else ""
+            lines.append(f"  {g.match} {g.variant} {g.outcome}{against}: {g.score} left  replay {g.replay}")
+    return "\n".join(lines)

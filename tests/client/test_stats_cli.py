@@ -1,0 +1,39 @@
+"""``python -m client stats`` against a real server: the identity is kept, the figures printed."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from client.api import connect
+from server import protocol as p
+
+
+async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path) -> None:
+    identity_file = tmp_path / "identity.json"
+    me = await connect(url, name="Ann", identity_file=identity_file)
+    await me.create(seats=1, seed="3")
+    await me.ready()
+    await me.next_event(p.Start)
+    await me.play("T")
+    await me.finish()
+    result = await me.next_event(p.Result)
+    await me.close()
+    assert identity_file.stat().st_mode & 0o077 == 0  # the key stays private
+
+    # a subprocess that does not block this loop, which also runs the server
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "stats", url, "--identity", str(identity_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr.decode()
+    out = stdout.decode()
+    assert out.startswith("Ann")
+    assert "classic: 1 played" in out and f"mean {result.seats[0].score:.1f} left" in out
+    assert result.match in out  # the last game, with its replay address
+    # the same identity file brings the same player back
+    again = await connect(url, identity_file=identity_file)
+    assert again.player == me.player
+    await again.close()
