@@ -700,6 +700,8 @@ class Match:
         return p.Watching(
             match=self.id,
             ev=self.ev,
+            started_at=self.started_at or None,
+            ends_at=self.ends_at or None,
             lobby=self.lobby(),
             boards=boards,
             result=self.public_result(self.result),
@@ -710,6 +712,8 @@ class Match:
             match=self.id,
             seat=seat,
             ev=self.ev,
+            started_at=self.started_at or None,
+            ends_at=self.ends_at or None,
             last_seq=self.seat(seat).last_seq,
             lobby=self.lobby(),
             view=self.view(seat),

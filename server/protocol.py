@@ -396,6 +396,8 @@ class Resumed(Message):
     match: MatchCode
     seat: Seat
     ev: int
+    started_at: int | None = None  # once the race has started: its clock
+    ends_at: int | None = None
     last_seq: int
     lobby: Lobby
     view: View | None
@@ -410,6 +412,8 @@ class Watching(Message):
     type: Literal["watching"] = "watching"
     match: MatchCode
     ev: int
+    started_at: int | None = None  # once the race has started: its clock
+    ends_at: int | None = None
     lobby: Lobby
     boards: list[SeatSnapshot]
     result: Result | None = None
