@@ -1,57 +1,74 @@
 """Load benchmark: races of bot pairs (plus spectators) against a real server process.
 
-    .venv/bin/python bench/load.py --races 40 --duration 15            # throughput + latency
-    .venv/bin/python bench/load.py --races 0 --players 2000            # connected players, RSS each
-    .venv/bin/python bench/load.py --races 0 --watchers 1000           # one match, 1000 spectators
+    .venv/bin/python bench/load.py --races 150 --duration 10        # throughput + latency, ratios to echo
+    .venv/bin/python bench/load.py --races 0 --players 2000         # connected players, RSS each
+    .venv/bin/python bench/load.py --races 0 --watchers 1000        # one match, 1000 spectators
 
-The server runs as ``python -m server`` in a subprocess pinned to CPU 0
-(``taskset``), with a high ``--rate``; the clients run here, pinned to the
-other CPUs. Several server processes with ``--redis URL --processes N``.
+The server runs as ``python -m server`` (embedded, ``--rate 1000000``) in a
+subprocess pinned to ``--server-cpus`` (CPU 0) with ``taskset``. The clients
+run in ``--clients`` worker processes (multiprocessing, one event loop each,
+uvloop when installed), pinned to ``--client-cpus`` (the other CPUs), so the
+server, not the clients, should be the limit. Every figure is printed with the
+server's CPU (% of one core) and the clients' CPU (% of their cores): a
+server well under 100% means the clients (or the machine) were the limit.
 
-Races phase, run twice, against our server and against ``bench/echo_server.py``
-(a bare websockets relay sending the same message sizes to the same clients):
-first closed-loop (each player sends its next move when the last is acked:
-the sustained maximum), then paced at half of our maximum. Printed: moves/s,
-p50/p95/p99 of move-to-ack and move-to-opponent-progress (and to spectators),
-server CPU and RSS per connection from /proc, rejects and errors, and our
-figures as ratios of the echo server's.
+Races phase, run against our server and against ``bench/echo_server.py`` (a
+bare websockets relay sending the same frame sizes to the same clients):
+first closed loop (every player sends its next move as soon as the last is
+acked: the sustained maximum), then open loop at half of our maximum: a
+pacer in each worker sends moves at a fixed aggregate rate, each from a player
+that is playing and not waiting for an ack (so the countdown between games
+does not distort the offered rate; moves that found no idle player are
+counted as "missed"). Printed: moves/s, p50/p95/p99 of move-to-ack,
+move-to-opponent-progress and move-to-spectator, server and client CPU, RSS
+per connection, rejects and errors, and our figures as ratios of the echo's.
 
-Bot players are lean (raw websockets, ``json.loads``, greedy from the view)
-so that the client side costs little next to the server; every pair plays
-greedy games back to back (create, join, ready, 3 s countdown, play).
+The bots are lean: a minimal WebSocket client on ``asyncio.Protocol`` (a zero
+masking key, so the payload goes out as is), ``orjson`` when installed, the
+greedy choice from the view; so a move costs the client far less than the
+server. Latencies are taken with ``time.monotonic()`` (system-wide), so sends
+in one process and receipts in another can be joined.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import json
+import multiprocessing as mp
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
-
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server.engine.view_players import greedy_view  # noqa: E402
 
+try:
+    import orjson
+
+    loads: Callable[[bytes], Any] = orjson.loads
+except ImportError:  # pragma: no cover
+    loads = json.loads
+
 LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)/")
-LAST_MOVES = re.compile(r'"moves":(\d+)')
+SEAT_MOVES = re.compile(rb'"seat":(\d+).*"moves":(\d+)', re.S)  # greedy: the last "moves"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
+now = time.monotonic
 
 
 # ----------------------------------------------------------------- processes
@@ -60,29 +77,41 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 class Proc:
     """A server process: start, port, CPU seconds and RSS from /proc."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.argv = argv
         self.proc = subprocess.Popen(
-            argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
         assert self.proc.stdout is not None
         deadline = time.monotonic() + 30
         self.port = 0
+        self.output: list[str] = []
         while time.monotonic() < deadline:
             line = self.proc.stdout.readline()
             if not line:
                 break
+            self.output.append(line)
             if m := LISTENING.search(line):
                 self.port = int(m.group(1))
                 break
         if not self.port:
             self.stop()
-            raise RuntimeError(f"did not start: {argv}")
-        # keep reading output so the pipe never fills
-        self._drain = asyncio.get_event_loop().run_in_executor(None, self.proc.stdout.read)
+            raise RuntimeError(f"did not start: {argv}\n{''.join(self.output)}")
+        # keep reading its output so the pipe never fills
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if len(self.output) < 200:
+                self.output.append(line)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
 
     def cpu_s(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return proc_cpu_s(self.proc.pid)
 
     def rss_kib(self) -> int:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -97,13 +126,29 @@ class Proc:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
+
+
+def proc_cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def cpu_list(spec: str) -> set[int]:
+    """'0', '1-', '1-3', '0,2' -> CPU numbers that exist here."""
+    n = os.cpu_count() or 1
+    out: set[int] = set()
+    for part in filter(None, spec.split(",")):
+        lo, dash, hi = part.partition("-")
+        out |= set(range(int(lo), (int(hi) + 1) if hi else n)) if dash else {int(lo)}
+    return out & set(range(n))
 
 
 def pinned(cpus: str | None) -> list[str]:
     return ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
 
 
-def start_servers(args: argparse.Namespace, data: Path) -> list[Proc]:
+def server_argv(args: argparse.Namespace) -> list[str]:
     py = [sys.executable]
     if args.server_uvloop:
         py += [
@@ -112,13 +157,14 @@ def start_servers(args: argparse.Namespace, data: Path) -> list[Proc]:
         ]
     else:
         py += ["-m", "server"]
-    common = ["--port", "0", "--rate", "1000000", "--log", "WARNING"]
+    return [*pinned(args.server_cpus), *py, "--port", "0", "--rate", "1000000", "--log", "WARNING"]
+
+
+def start_servers(args: argparse.Namespace, data: Path) -> list[Proc]:
+    env = {**os.environ, **dict(kv.split("=", 1) for kv in args.server_env)}
     if args.redis:
-        return [
-            Proc([*pinned(args.server_cpus), *py, *common, "--redis", args.redis])
-            for _ in range(args.processes)
-        ]
-    return [Proc([*pinned(args.server_cpus), *py, *common, "--data", str(data)])]
+        return [Proc([*server_argv(args), "--redis", args.redis], env) for _ in range(args.processes)]
+    return [Proc([*server_argv(args), "--data", str(data)], env)]
 
 
 def start_echo(args: argparse.Namespace, sizes: dict[str, int]) -> Proc:
@@ -130,25 +176,164 @@ def start_echo(args: argparse.Namespace, sizes: dict[str, int]) -> Proc:
     )  # fmt: skip
 
 
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+# ----------------------------------------------------------------- a lean WebSocket client
+
+
+class Wire(asyncio.Protocol):
+    """A minimal RFC 6455 client: text frames in and out, pings answered, nothing else.
+
+    ``on_frame(payload, t)`` gets each text frame's bytes and the monotonic time
+    its bytes were read. Outgoing frames use the all-zero masking key, which
+    servers accept and which makes masking a no-op.
+    """
+
+    def __init__(self, on_frame: Callable[[bytes, float], None]) -> None:
+        self.on_frame = on_frame
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.open = False
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    @classmethod
+    async def connect(cls, host: str, port: int, on_frame: Callable[[bytes, float], None]) -> Wire:
+        loop = asyncio.get_running_loop()
+        _, wire = await loop.create_connection(lambda: cls(on_frame), host, port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        assert wire.transport is not None
+        wire.transport.write(
+            f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        await asyncio.wait_for(wire.ready, 30)
+        return wire
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is not an asyncio.Transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.ready.done():
+            self.ready.set_exception(ConnectionError("closed during the handshake"))
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def data_received(self, data: bytes) -> None:
+        t = now()
+        buf = self.buf
+        buf += data
+        if not self.open:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            if b" 101 " not in buf[: buf.find(b"\r\n")]:
+                self.ready.set_exception(ConnectionError(bytes(buf[:end]).decode(errors="replace")))
+                return
+            del buf[: end + 4]
+            self.open = True
+            self.ready.set_result(None)
+        pos, n = 0, len(buf)
+        while n - pos >= 2:
+            b0, length = buf[pos], buf[pos + 1] & 0x7F
+            head = 2
+            if length == 126:
+                if n - pos < 4:
+                    break
+                length, head = int.from_bytes(buf[pos + 2 : pos + 4], "big"), 4
+            elif length == 127:
+                if n - pos < 10:
+                    break
+                length, head = int.from_bytes(buf[pos + 2 : pos + 10], "big"), 10
+            if n - pos < head + length:
+                break
+            payload = bytes(buf[pos + head : pos + head + length])
+            pos += head + length
+            op = b0 & 0x0F
+            if op == 1:
+                self.on_frame(payload, t)
+            elif op == 9:
+                self._write(0xA, payload)
+            elif op == 8 and self.transport is not None:
+                self.transport.close()
+        del buf[:pos]
+
+    def _write(self, op: int, payload: bytes) -> None:
+        n = len(payload)
+        if n < 126:
+            head = bytes((0x80 | op, 0x80 | n))
+        elif n < 65536:
+            head = bytes((0x80 | op, 0xFE)) + n.to_bytes(2, "big")
+        else:
+            head = bytes((0x80 | op, 0xFF)) + n.to_bytes(8, "big")
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(head + b"\0\0\0\0" + payload)
+
+    def send(self, text: str) -> None:
+        self._write(1, text.encode())
+
+    def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self._write(8, (1000).to_bytes(2, "big"))
+            self.transport.close()
+
+
 # ----------------------------------------------------------------- measuring
 
 
 @dataclass
-class Stats:
-    moves: int = 0
+class Tally:
+    """What one worker measured; summed over the workers by ``merge``."""
+
+    moves: int = 0  # acks received inside the window
+    missed: int = 0  # paced sends that found no idle player
     ack_ms: list[float] = field(default_factory=list)
     progress_ms: list[float] = field(default_factory=list)
     spectator_ms: list[float] = field(default_factory=list)
     rejects: int = 0
     errors: int = 0
-    sizes: dict[str, list[int]] = field(default_factory=lambda: {"ack": [], "progress": [], "board": []})
+    size_sum: dict[str, int] = field(default_factory=lambda: {"ack": 0, "progress": 0, "board": 0})
+    size_n: dict[str, int] = field(default_factory=lambda: {"ack": 0, "progress": 0, "board": 0})
+    playing_s: float = 0.0  # player-seconds spent in a started game inside the window
+    players: int = 0
+    cpu_s: float = 0.0  # client CPU inside the window
     sent: dict[tuple[int, int, int], float] = field(default_factory=dict)  # (race, seat, moves) -> t
-    playing_s: float = 0.0
-    recording: bool = False
+    deliveries: list[tuple[int, int, int, float]] = field(default_factory=list)  # (race, seat, moves, t)
+    notes: list[str] = field(default_factory=list)
 
-    def record(self, kind: str, t0: float | None, t1: float) -> None:
-        if self.recording and t0 is not None:
-            getattr(self, f"{kind}_ms").append((t1 - t0) * 1000)
+    def size(self, kind: str, n: int) -> None:
+        if self.size_n[kind] < 10_000:
+            self.size_sum[kind] += n
+            self.size_n[kind] += 1
+
+    def error(self, text: str) -> None:
+        self.errors += 1
+        if len(self.notes) < 5:
+            self.notes.append(text)
+
+
+def merge(tallies: Iterable[Tally]) -> Tally:
+    out = Tally()
+    for t in tallies:
+        out.moves += t.moves
+        out.missed += t.missed
+        out.ack_ms += t.ack_ms
+        out.progress_ms += t.progress_ms
+        out.spectator_ms += t.spectator_ms
+        out.rejects += t.rejects
+        out.errors += t.errors
+        for k in out.size_sum:
+            out.size_sum[k] += t.size_sum[k]
+            out.size_n[k] += t.size_n[k]
+        out.playing_s += t.playing_s
+        out.players += t.players
+        out.cpu_s += t.cpu_s
+        out.sent.update(t.sent)
+        out.deliveries += t.deliveries
+        out.notes += t.notes
+    return out
 
 
 def pct(values: list[float], q: float) -> float:
@@ -162,178 +347,472 @@ def summary(values: list[float]) -> str:
     return f"p50 {pct(values, 50):7.2f}  p95 {pct(values, 95):7.2f}  p99 {pct(values, 99):7.2f} ms  (n={len(values)})"
 
 
-# ----------------------------------------------------------------- clients
+@dataclass
+class Window:
+    """The measured interval, in ``time.monotonic()`` seconds (shared by every process)."""
+
+    start: float
+    end: float
+
+    def __contains__(self, t: float) -> bool:
+        return self.start <= t < self.end
 
 
-class Player:
-    """One lean bot connection of a race."""
+# ----------------------------------------------------------------- bots
 
-    def __init__(self, ws: ClientConnection, race: int, stats: Stats) -> None:
-        self.ws, self.race, self.stats = ws, race, stats
-        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.seat = 0
 
-    async def read(self) -> None:
-        st = self.stats
-        try:
-            async for text in self.ws:
-                t = time.perf_counter()
-                assert isinstance(text, str)
-                if text.startswith('{"type":"progress"'):
-                    msg = json.loads(text)
-                    st.sizes["progress"].append(len(text))
-                    st.record("progress", st.sent.get((self.race, msg["seat"], msg["moves"])), t)
-                    continue
-                msg = json.loads(text)
-                kind = msg.get("type")
-                if kind == "ack":
-                    st.sizes["ack"].append(len(text))
-                    msg["t"] = t
-                elif kind in ("rejected", "error"):
-                    if kind == "rejected":
-                        st.rejects += 1
-                    else:
-                        st.errors += 1
-                    print(f"\n{kind}: {text[:200]}", file=sys.stderr)
-                await self.inbox.put(msg)
-        except ConnectionClosed:
-            pass
+class Bot:
+    """One racer: a Wire, its game's view, the messages the lifecycle waits for."""
+
+    def __init__(self, w: Worker, race: int, seat: int) -> None:
+        self.w, self.race, self.seat = w, race, seat
+        self.wire: Wire | None = None
+        self.inbox: deque[dict[str, Any]] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.view: dict[str, Any] | None = None
+        self.seq = 0
+        self.t0 = 0.0
+        self.busy = False  # a move is waiting for its ack
+        self.game_over: asyncio.Future[None] | None = None
+        self.started = 0.0
+
+    async def connect(self, host: str, port: int) -> None:
+        self.wire = await Wire.connect(host, port, self.on_frame)
+
+    def on_frame(self, data: bytes, t: float) -> None:
+        w = self.w
+        if data.startswith(b'{"type":"progress"'):
+            w.tally.size("progress", len(data))
+            m = SEAT_MOVES.search(data)
+            if m is not None:
+                t0 = w.tally.sent.get((self.race, int(m.group(1)), int(m.group(2))))
+                if t0 is not None:
+                    w.tally.progress_ms.append((t - t0) * 1000)
+            return
+        if data.startswith(b'{"type":"ack"'):
+            w.tally.size("ack", len(data))
+            self.on_ack(loads(data), t)
+            return
+        msg = loads(data)
+        kind = msg.get("type")
+        if kind == "rejected":
+            w.tally.rejects += 1
+            w.tally.notes.append(data[:200].decode(errors="replace"))
+            self.on_ack(msg, t)
+            return
+        if kind == "error":
+            w.tally.error(data[:200].decode(errors="replace"))
+        self.inbox.append(msg)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
 
     async def expect(self, *kinds: str) -> dict[str, Any]:
+        deadline = now() + 60
         while True:
-            msg = await asyncio.wait_for(self.inbox.get(), 60)
-            if msg.get("type") in kinds:
-                return msg
+            while self.inbox:
+                msg = self.inbox.popleft()
+                if msg.get("type") in kinds:
+                    return msg
+            self.waiter = asyncio.get_running_loop().create_future()
+            await asyncio.wait_for(self.waiter, max(0.1, deadline - now()))
 
+    # -- playing
 
-async def spectate(ws: ClientConnection, race: int, stats: Stats) -> None:
-    try:
-        async for text in ws:
-            t = time.perf_counter()
-            assert isinstance(text, str)
-            if text.startswith('{"type":"board"'):
-                stats.sizes["board"].append(len(text))
-                seat = int(text[text.index('"seat":') + 7])
-                moves = int(LAST_MOVES.findall(text)[-1])
-                stats.record("spectator", stats.sent.get((race, seat, moves)), t)
-            elif '"type":"error"' in text[:20]:
-                stats.errors += 1
-    except ConnectionClosed:
-        pass
+    def begin(self, view: dict[str, Any]) -> asyncio.Future[None]:
+        self.view, self.seq = view, 0
+        self.game_over = asyncio.get_running_loop().create_future()
+        self.started = now()
+        self.ready_for_next()
+        return self.game_over
 
+    def ready_for_next(self) -> None:
+        if self.w.stopping:
+            self.end_game(finish=True)
+        elif self.w.closed_loop:
+            self.move()
+        else:
+            self.w.idle.append(self)
 
-async def play_game(me: Player, view: dict[str, Any], rate: float, stop: asyncio.Event) -> None:
-    st = me.stats
-    seq = 0
-    interval = 1.0 / rate if rate > 0 else 0.0
-    next_at = time.perf_counter()
-    started = time.perf_counter()
-    while not view["over"] and not stop.is_set():
-        move = greedy_view(view)
+    def move(self) -> bool:
+        """Send the next greedy move; False when the game is over for this bot."""
+        view = self.view
+        assert view is not None and self.wire is not None
+        if view["over"]:
+            self.end_game(finish=False)
+            return False
+        move = greedy_view(view) if not self.w.echo else "W>A1"
         if move is None:
-            await me.ws.send('{"type":"finish"}')
-            break
-        if interval:
-            next_at += interval
-            delay = next_at - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-        seq += 1
-        t0 = time.perf_counter()
-        st.sent[(me.race, me.seat, view["moves"] + 1)] = t0
-        await me.ws.send(json.dumps({"type": "move", "seq": seq, "move": move}))
-        ack = await me.expect("ack", "rejected")
-        if ack["type"] != "ack":
-            break
-        if st.recording:
-            st.moves += 1
-            st.ack_ms.append((ack["t"] - t0) * 1000)
-        view = ack["view"]
-    if st.recording:
-        st.playing_s += time.perf_counter() - started
-    if stop.is_set() and not view["over"]:
-        await me.ws.send('{"type":"finish"}')
+            self.end_game(finish=True)
+            return False
+        self.seq += 1
+        self.t0 = t0 = now()
+        if t0 in self.w.window:
+            key = (self.race, self.seat, self.seq if self.w.echo else view["moves"] + 1)
+            self.w.tally.sent[key] = t0
+        self.busy = True
+        self.wire.send(f'{{"type":"move","seq":{self.seq},"move":"{move}"}}')
+        return True
+
+    def on_ack(self, msg: dict[str, Any], t: float) -> None:
+        w = self.w
+        self.busy = False
+        if t in w.window:
+            w.tally.moves += 1
+            w.tally.ack_ms.append((t - self.t0) * 1000)
+            if w.counter is not None:
+                w.counter.value += 1
+        if self.game_over is None or self.game_over.done():
+            return
+        if msg.get("type") != "ack":
+            self.end_game(finish=True)
+            return
+        if not w.echo:
+            self.view = msg["view"]
+        self.ready_for_next()
+
+    def end_game(self, finish: bool) -> None:
+        if self.game_over is None or self.game_over.done():
+            return
+        if finish and self.wire is not None:
+            self.wire.send('{"type":"finish"}')
+        w = self.w
+        lo, hi = max(self.started, w.window.start), min(now(), w.window.end)
+        w.tally.playing_s += max(0.0, hi - lo)
+        self.game_over.set_result(None)
 
 
-async def race_loop(
-    url: str, url2: str, race: int, spectators: int, rate: float, st: Stats, stop: asyncio.Event
-) -> None:
-    """Games back to back between two lean bots, watched by ``spectators``."""
-    wss = [await connect(url, compression=None), await connect(url2, compression=None)]
-    a, b = (Player(ws, race, st) for ws in wss)
-    b.seat = 1
-    readers = [asyncio.create_task(p.read()) for p in (a, b)]
-    watchers = [await connect(url, compression=None, max_size=2**20) for _ in range(spectators)]
-    spec_tasks: list[asyncio.Task[None]] = []
-    game = 0
-    try:
-        while not stop.is_set():
+class Spectator:
+    def __init__(self, w: Worker, race: int) -> None:
+        self.w, self.race = w, race
+        self.wire: Wire | None = None
+
+    def on_frame(self, data: bytes, t: float) -> None:
+        w = self.w
+        if data.startswith(b'{"type":"board"'):
+            w.tally.size("board", len(data))
+            m = SEAT_MOVES.search(data)
+            if m is None or t not in w.window:
+                return
+            key = (self.race, int(m.group(1)), int(m.group(2)))
+            if w.keep_deliveries:
+                w.tally.deliveries.append((*key, t))
+            elif (t0 := w.tally.sent.get(key)) is not None:
+                w.tally.spectator_ms.append((t - t0) * 1000)
+        elif data.startswith(b'{"type":"error"'):
+            w.tally.error(data[:200].decode(errors="replace"))
+
+
+# ----------------------------------------------------------------- one client process
+
+
+@dataclass
+class Job:
+    """What one worker process does."""
+
+    kind: str  # "races" | "echo" | "players" | "watchers" | "fanout-players"
+    urls: list[tuple[str, int]]
+    races: list[int] = field(default_factory=list)
+    spectators: int = 0  # per race (races) or in all (watchers)
+    pairs: list[int] = field(default_factory=list)
+    match: str = ""  # watchers: the match to watch
+    cpus: set[int] = field(default_factory=set)
+    rate: float = 0.0  # moves/s this worker offers in all (0: closed loop)
+    per_player_rate: float = 0.0  # fanout players: each player's own pace
+
+
+class Worker:
+    def __init__(self, job: Job, pipe: Connection, counter: Any) -> None:
+        self.job, self.pipe, self.counter = job, pipe, counter
+        self.tally = Tally()
+        self.window = Window(float("inf"), float("inf"))
+        self.echo = job.kind == "echo"
+        self.closed_loop = job.rate <= 0
+        self.keep_deliveries = job.kind == "watchers"
+        self.idle: deque[Bot] = deque()
+        self.stopping = False
+        self.wires: list[Wire] = []
+
+    async def recv(self) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, self.pipe.recv)
+
+    async def wire(self, url: tuple[str, int], on_frame: Callable[[bytes, float], None]) -> Wire:
+        wire = await Wire.connect(*url, on_frame)
+        self.wires.append(wire)
+        return wire
+
+    async def run(self) -> None:
+        job = self.job
+        handler = {
+            "races": self.races,
+            "echo": self.races,
+            "players": self.players,
+            "watchers": self.watchers,
+            "fanout-players": self.fanout_players,
+        }[job.kind]
+        try:
+            await handler()
+        finally:
+            for wire in self.wires:
+                wire.close()
+            await asyncio.sleep(0.05)
+
+    async def start_window(self) -> tuple[float, float]:
+        """Tell the parent we are connected, then wait for the measuring window."""
+        self.pipe.send(("ready", None))
+        go, start, end = await self.recv()
+        assert go == "go"
+        self.window = Window(start, end)
+        return start, end
+
+    async def measure_until_end(self) -> None:
+        await asyncio.sleep(max(0.0, self.window.start - now()))
+        cpu0 = time.process_time()
+        await asyncio.sleep(max(0.0, self.window.end - now()))
+        self.tally.cpu_s = time.process_time() - cpu0
+
+    # -- races (ours or echo)
+
+    async def races(self) -> None:
+        job = self.job
+        sem = asyncio.Semaphore(64)
+
+        async def setup(race: int) -> tuple[list[Bot], list[Spectator]]:
+            async with sem:
+                bots = [Bot(self, race, 0), Bot(self, race, 1)]
+                for bot in bots:
+                    bot.wire = await self.wire(job.urls[(race + bot.seat) % len(job.urls)], bot.on_frame)
+                specs = [Spectator(self, race) for _ in range(job.spectators)]
+                for s in specs:
+                    s.wire = await self.wire(job.urls[race % len(job.urls)], s.on_frame)
+                if self.echo:
+                    group = f"{os.getpid()}-{race}"
+                    for wire, role in [(b.wire, f"p{b.seat}") for b in bots] + [
+                        (s.wire, "spec") for s in specs
+                    ]:
+                        assert wire is not None
+                        wire.send(json.dumps({"type": "echo_join", "group": group, "role": role}))
+                return bots, specs
+
+        setups = await asyncio.gather(*(setup(r) for r in job.races))
+        self.tally.players = 2 * len(job.races)
+        await self.start_window()
+        loops = [asyncio.create_task(self.race_loop(b, s)) for b, s in setups]
+        pacer = None if self.closed_loop else asyncio.create_task(self.pacer(job.rate))
+        await self.measure_until_end()
+        self.stopping = True
+        if pacer is not None:
+            pacer.cancel()
+        for bots, _ in setups:
+            for bot in bots:
+                if not bot.busy:
+                    bot.end_game(finish=True)
+        await asyncio.sleep(0.2)  # the finishes go out; games still counting down are left to the server
+        for task in loops:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                self.tally.error(f"race: {task.exception()!r}")
+            task.cancel()
+
+    async def race_loop(self, bots: list[Bot], specs: list[Spectator]) -> None:
+        a, b = bots
+        race = a.race
+        if self.echo:
+            await asyncio.sleep(0.2)  # the relay has seen every echo_join
+            for bot in bots:
+                bot.view = {"over": False}
+            await asyncio.gather(*(bot.begin({"over": False}) for bot in bots))
+            return
+        game = 0
+        while not self.stopping:
             game += 1
-            await a.ws.send(json.dumps({"type": "create", "deal": race * 1000 + game}))
+            assert a.wire is not None and b.wire is not None
+            a.wire.send(f'{{"type":"create","deal":{race * 1000 + game}}}')
             code = (await a.expect("created"))["match"]
-            await b.ws.send(json.dumps({"type": "join", "match": code}))
+            b.wire.send(f'{{"type":"join","match":"{code}"}}')
             await b.expect("joined")
-            for task in spec_tasks:
-                task.cancel()
-            for w in watchers:
-                await w.send(json.dumps({"type": "watch", "match": code}))
-            spec_tasks = [asyncio.create_task(spectate(w, race, st)) for w in watchers]
-            for p in (a, b):
-                await p.ws.send('{"type":"ready"}')
-            starts = await asyncio.gather(a.expect("start"), b.expect("start"))
-            await asyncio.gather(
-                *(play_game(p, s["view"], rate, stop) for p, s in zip((a, b), starts, strict=True))
-            )
+            for s in specs:
+                assert s.wire is not None
+                s.wire.send(f'{{"type":"watch","match":"{code}"}}')
+            a.wire.send('{"type":"ready"}')
+            b.wire.send('{"type":"ready"}')
+            sa, sb = await asyncio.gather(a.expect("start"), b.expect("start"))
+            if self.stopping:
+                a.wire.send('{"type":"finish"}')
+                b.wire.send('{"type":"finish"}')
+                return
+            await asyncio.gather(a.begin(sa["view"]), b.begin(sb["view"]))
+            if self.stopping:
+                return
             await asyncio.gather(a.expect("result"), b.expect("result"))
-    finally:
-        for task in [*readers, *spec_tasks]:
-            task.cancel()
-        for ws in [*wss, *watchers]:
-            with contextlib.suppress(Exception):
-                await ws.close()
 
+    async def pacer(self, rate: float) -> None:
+        """Open loop: ``rate`` moves a second from this worker, each from an idle player."""
+        start = now()
+        issued = 0
+        while True:
+            due = int((now() - start) * rate) - issued
+            for _ in range(due):
+                issued += 1
+                while self.idle:
+                    bot = self.idle.popleft()
+                    playing = bot.game_over is not None and not bot.game_over.done()
+                    if playing and not bot.busy and bot.move():
+                        break
+                else:
+                    if self.window.start <= now() < self.window.end:
+                        self.tally.missed += 1
+            await asyncio.sleep(0.001)
 
-async def echo_race_loop(
-    url: str, race: int, spectators: int, rate: float, st: Stats, stop: asyncio.Event
-) -> None:
-    """The same players against the relay: endless 'games', the same frames and pacing."""
-    wss = [await connect(url, compression=None), await connect(url, compression=None)]
-    watchers = [await connect(url, compression=None, max_size=2**20) for _ in range(spectators)]
-    for ws, role in [(wss[0], "p0"), (wss[1], "p1"), *((w, "spec") for w in watchers)]:
-        await ws.send(json.dumps({"type": "echo_join", "group": f"{id(st)}-{race}", "role": role}))
-        await ws.recv()
-    players = [Player(ws, race, st) for ws in wss]
-    players[1].seat = 1
-    tasks = [asyncio.create_task(p.read()) for p in players]
-    tasks += [asyncio.create_task(spectate(w, race, st)) for w in watchers]
+    # -- connected players (RSS)
 
-    async def player(me: Player) -> None:
-        seq = 0
-        interval = 1.0 / rate if rate > 0 else 0.0
-        next_at = time.perf_counter()
-        while not stop.is_set():
-            if interval:
+    async def players(self) -> None:
+        job = self.job
+        sem = asyncio.Semaphore(50)
+
+        async def pair(i: int) -> None:
+            async with sem:
+                a, b = Bot(self, i, 0), Bot(self, i, 1)
+                for bot in (a, b):
+                    bot.wire = await self.wire(job.urls[0], bot.on_frame)
+                assert a.wire is not None and b.wire is not None
+                a.wire.send(f'{{"type":"create","deal":{i}}}')
+                code = (await a.expect("created"))["match"]
+                b.wire.send(f'{{"type":"join","match":"{code}"}}')
+                await b.expect("joined")
+                for bot in (a, b):
+                    assert bot.wire is not None
+                    bot.wire.send('{"type":"ready"}')
+                for bot in (a, b):
+                    await bot.expect("start")
+                    assert bot.wire is not None
+                    bot.wire.send('{"type":"move","seq":1,"move":"T"}')
+                    bot.t0 = now()
+                if self.counter is not None:
+                    self.counter.value += 2
+
+        self.window = Window(0.0, float("inf"))
+        await asyncio.gather(*(pair(i) for i in job.pairs))
+        deadline = now() + 30
+        while self.tally.moves < 2 * len(job.pairs) and now() < deadline:
+            await asyncio.sleep(0.05)  # the acks arrive
+        if self.tally.moves < 2 * len(job.pairs):
+            self.tally.error(f"{self.tally.moves} acks for {2 * len(job.pairs)} moves")
+        self.tally.players = 2 * len(job.pairs)
+        self.pipe.send(("ready", None))
+        await self.recv()  # "close"
+
+    # -- one match, many spectators
+
+    async def watchers(self) -> None:
+        job = self.job
+        sem = asyncio.Semaphore(50)
+        specs = [Spectator(self, 0) for _ in range(job.spectators)]
+
+        async def one(s: Spectator) -> None:
+            async with sem:
+                s.wire = await self.wire(job.urls[0], s.on_frame)
+                s.wire.send(f'{{"type":"watch","match":"{job.match}"}}')
+
+        await asyncio.gather(*(one(s) for s in specs))
+        self.pipe.send(("ready", None))
+        _go, start, end = await self.recv()
+        self.window = Window(start, end)
+        await self.measure_until_end()
+
+    async def fanout_players(self) -> None:
+        """The two racers of the watched match: create and join, hand out the code, play paced."""
+        job = self.job
+        a, b = Bot(self, 0, 0), Bot(self, 0, 1)
+        for bot in (a, b):
+            bot.wire = await self.wire(job.urls[0], bot.on_frame)
+        assert a.wire is not None and b.wire is not None
+        a.wire.send('{"type":"create","deal":1,"time_limit_s":3600}')
+        code = (await a.expect("created"))["match"]
+        b.wire.send(f'{{"type":"join","match":"{code}"}}')
+        await b.expect("joined")
+        self.pipe.send(("ready", code))
+        _go, start, end = await self.recv()
+        self.window = Window(start, end)
+        a.wire.send('{"type":"ready"}')
+        b.wire.send('{"type":"ready"}')
+        starts = await asyncio.gather(a.expect("start"), b.expect("start"))
+        self.closed_loop = False
+        interval = 1.0 / job.per_player_rate
+
+        async def play(bot: Bot, view: dict[str, Any]) -> None:
+            over = bot.begin(view)
+            self.idle.clear()
+            next_at = now()
+            while not over.done() and now() < self.window.end:
                 next_at += interval
-                delay = next_at - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-            seq += 1
-            t0 = time.perf_counter()
-            st.sent[(race, me.seat, seq)] = t0
-            await me.ws.send(json.dumps({"type": "move", "seq": seq, "move": "W>A1"}))
-            ack = await me.expect("ack")
-            if st.recording:
-                st.moves += 1
-                st.ack_ms.append((ack["t"] - t0) * 1000)
+                await asyncio.sleep(max(0.0, next_at - now()))
+                if bot.busy:
+                    continue  # a late ack: skip this beat
+                if not bot.move():
+                    break
+            if not over.done():
+                bot.end_game(finish=True)
 
+        await asyncio.gather(*(play(bot, s["view"]) for bot, s in zip((a, b), starts, strict=True)))
+        await asyncio.sleep(0.2)
+
+
+def worker_main(job: Job, pipe: Connection, counter: Any) -> None:
+    if job.cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, job.cpus)
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    w = Worker(job, pipe, counter)
     try:
-        await asyncio.gather(*(player(p) for p in players))
-    finally:
-        for task in tasks:
-            task.cancel()
-        for ws in [*wss, *watchers]:
-            with contextlib.suppress(Exception):
-                await ws.close()
+        asyncio.run(w.run())
+    except BaseException as exc:  # report instead of hanging the parent
+        w.tally.error(f"worker: {exc!r}")
+        with contextlib.suppress(Exception):
+            pipe.send(("ready", None))
+    w.tally.sent = w.tally.sent if job.kind == "fanout-players" else {}
+    pipe.send(("done", w.tally))
+
+
+# ----------------------------------------------------------------- the parent
+
+
+class Pool:
+    """Client worker processes running ``jobs``; the parent only coordinates."""
+
+    def __init__(self, jobs: list[Job]) -> None:
+        ctx = mp.get_context("fork")
+        self.counter = ctx.Value("q", 0, lock=False)
+        self.pipes: list[Connection] = []
+        self.procs = []
+        for job in jobs:
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=worker_main, args=(job, theirs, self.counter), daemon=True)
+            proc.start()
+            self.pipes.append(mine)
+            self.procs.append(proc)
+
+    def wait(self, what: str, timeout: float = 300) -> list[Any]:
+        out = []
+        for pipe in self.pipes:
+            if not pipe.poll(timeout):
+                raise RuntimeError(f"a client worker did not report {what!r} in {timeout} s")
+            kind, value = pipe.recv()
+            if kind == "done" and what == "ready":
+                raise RuntimeError(f"a client worker failed early: {value.notes}")
+            assert kind == what, (kind, what)
+            out.append(value)
+        return out
+
+    def send(self, message: Any) -> None:
+        for pipe in self.pipes:
+            pipe.send(message)
+
+    def join(self) -> list[Tally]:
+        tallies = self.wait("done")
+        for proc in self.procs:
+            proc.join(10)
+        return tallies
 
 
 def progress_bar(total: float, desc: str) -> Any:
@@ -345,231 +824,255 @@ def progress_bar(total: float, desc: str) -> Any:
         return None
 
 
-async def run_phase(
+def wait_with_bar(until: float, bar: Any, counter: Any, base: float) -> None:
+    while (left := until - now()) > 0:
+        time.sleep(min(0.5, left))
+        if bar is not None:
+            bar.n = min(bar.total, round(now() - base))
+            bar.set_postfix(moves=counter.value, refresh=True)
+
+
+def split(items: list[int], n: int) -> list[list[int]]:
+    return [items[i::n] for i in range(n)]
+
+
+@dataclass
+class Phase:
+    label: str
+    tally: Tally
+    wall: float
+    server_cpu: float  # fraction of one core, summed over the servers
+    client_cpu: float  # fraction of one core, summed over the workers
+    client_cores: int
+    rss_kib: int
+
+    @property
+    def moves_s(self) -> float:
+        return self.tally.moves / self.wall
+
+    @property
+    def cpu_us_per_move(self) -> float:
+        """Server CPU time per move: what a move costs, whatever else shares the core."""
+        return self.server_cpu * self.wall / self.tally.moves * 1e6 if self.tally.moves else float("nan")
+
+
+def run_races(
     label: str,
-    procs: list[Proc],
-    make: Callable[[int, Stats, asyncio.Event], Any],
-    races: int,
     args: argparse.Namespace,
-) -> tuple[Stats, dict[str, float]]:
-    st = Stats()
-    stop = asyncio.Event()
-    tasks = [asyncio.create_task(make(i, st, stop)) for i in range(races)]
-    bar = progress_bar(args.warmup + args.duration, label)
-    await tick(args.warmup, bar, st, tasks)
-    cpu0 = sum(p.cpu_s() for p in procs)
-    t0 = time.perf_counter()
-    st.recording = True
-    await tick(args.duration, bar, st, tasks)
-    st.recording = False
-    wall = time.perf_counter() - t0
-    cpu = sum(p.cpu_s() for p in procs) - cpu0
-    rss = sum(p.rss_kib() for p in procs)
-    stop.set()
+    servers: list[Proc],
+    urls: list[tuple[str, int]],
+    rate: float,
+    echo: bool = False,
+) -> Phase:
+    """One measured phase of ``args.races`` races spread over the client workers."""
+    cpus = cpu_list(args.client_cpus)
+    n = max(1, min(args.clients, args.races))
+    jobs = [
+        Job(
+            "echo" if echo else "races",
+            urls,
+            races=part,
+            spectators=args.spectators,
+            cpus=cpus,
+            rate=rate / n,
+        )
+        for part in split(list(range(args.races)), n)
+    ]
+    pool = Pool(jobs)
+    pool.wait("ready")
+    base = now()
+    warmup = min(args.warmup, 0.5) if echo else args.warmup  # the relay has no countdown
+    window = Window(base + warmup, base + warmup + args.duration)
+    pool.send(("go", window.start, window.end))
+    bar = progress_bar(warmup + args.duration, label)
+    wait_with_bar(window.start, bar, pool.counter, base)
+    cpu0 = sum(p.cpu_s() for p in servers)
+    spy = None
+    if args.profile and not echo and rate <= 0:
+        spy = subprocess.Popen(
+            [shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy"), "record", "-p", str(servers[0].pid), "-d", str(int(args.duration)), "-r", "200",
+             "-f", "raw", "-o", args.profile],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    wait_with_bar(window.end, bar, pool.counter, base)
+    cpu = sum(p.cpu_s() for p in servers) - cpu0
+    if spy is not None:
+        spy.wait(30)
+    rss = sum(p.rss_kib() for p in servers)
     if bar is not None:
         bar.close()
-    done, pending = await asyncio.wait(tasks, timeout=30)
-    for task in pending:
-        task.cancel()
-    for task in done:
-        if task.exception() is not None:
-            st.errors += 1
-            print(f"\n{label}: {task.exception()!r}", file=sys.stderr)
-    return st, {"wall": wall, "cpu": cpu / wall, "rss_kib": rss, "moves_s": st.moves / wall}
+    tally = merge(pool.join())
+    wall = window.end - window.start
+    return Phase(label, tally, wall, cpu / wall, tally.cpu_s / wall, len(cpus) or 1, rss)
 
 
-async def tick(seconds: float, bar: Any, st: Stats, tasks: list[asyncio.Task[Any]]) -> None:
-    end = time.perf_counter() + seconds
-    while (left := end - time.perf_counter()) > 0:
-        await asyncio.sleep(min(0.5, left))
-        if bar is not None:
-            bar.n = min(bar.total, round(time.time() - bar.start_t))
-            bar.set_postfix(moves=st.moves, refresh=True)
-        for task in tasks:
-            if task.done() and task.exception() is not None:
-                raise RuntimeError(f"a race failed: {task.exception()!r}")
-
-
-def report(label: str, st: Stats, m: dict[str, float], conns: int, base_rss: int) -> None:
-    per_conn = (m["rss_kib"] - base_rss) / conns if conns else float("nan")
-    print(f"{label}:")
-    print(f"  sustained moves/s     {m['moves_s']:10.0f}   ({st.moves} moves in {m['wall']:.1f} s)")
-    print(f"  move -> ack           {summary(st.ack_ms)}")
-    print(f"  move -> opp. progress {summary(st.progress_ms)}")
-    if st.spectator_ms:
-        print(f"  move -> spectators    {summary(st.spectator_ms)}")
-    print(f"  server CPU            {m['cpu'] * 100:9.0f} %   RSS {m['rss_kib'] / 1024:.1f} MiB, "
+def report(ph: Phase, conns: int, base_rss: int) -> None:
+    t = ph.tally
+    per_conn = (ph.rss_kib - base_rss) / conns if conns else float("nan")
+    print(f"{ph.label}:")
+    missed = f", {t.missed} paced sends found no idle player" if t.missed else ""
+    print(f"  sustained moves/s     {ph.moves_s:10.0f}   ({t.moves} moves in {ph.wall:.1f} s{missed})")
+    print(f"  move -> ack           {summary(t.ack_ms)}")
+    print(f"  move -> opp. progress {summary(t.progress_ms)}")
+    if t.spectator_ms:
+        print(f"  move -> spectators    {summary(t.spectator_ms)}")
+    print(f"  server CPU            {ph.server_cpu * 100:9.0f} %   client CPU {ph.client_cpu * 100:.0f} % of "
+          f"{ph.client_cores} core(s); RSS {ph.rss_kib / 1024:.1f} MiB, "
           f"{per_conn:.1f} KiB per connection over the idle process ({conns} connections)")  # fmt: skip
-    print(f"  rejects {st.rejects}, errors {st.errors}")
+    print(f"  server CPU per move   {ph.cpu_us_per_move:10.0f} us   (capacity of one whole core: "
+          f"{1e6 / ph.cpu_us_per_move:.0f} moves/s)")  # fmt: skip
+    print(f"  rejects {t.rejects}, errors {t.errors}")
+    for note in t.notes[:3]:
+        print(f"    {note}")
 
 
-# ----------------------------------------------------------------- scenarios
+def limit_note(ph: Phase) -> str:
+    if ph.server_cpu >= 0.9:
+        return "the server was the limit"
+    if ph.client_cpu >= 0.9 * ph.client_cores:
+        return "the CLIENTS were the limit (server below 90% of its core)"
+    return "neither side saturated its cores: latency or the machine was the limit"
 
 
-async def races_scenario(args: argparse.Namespace, data: Path) -> int:
-    procs = start_servers(args, data)
-    urls = [f"ws://127.0.0.1:{p.port}" for p in procs]
-    base_rss = sum(p.rss_kib() for p in procs)
+def races_scenario(args: argparse.Namespace, data: Path) -> int:
+    servers = start_servers(args, data)
+    urls = [("127.0.0.1", p.port) for p in servers]
+    base_rss = sum(p.rss_kib() for p in servers)
     conns = args.races * (2 + args.spectators)
-
-    def ours(rate: float) -> Callable[[int, Stats, asyncio.Event], Any]:
-        def make(i: int, st: Stats, stop: asyncio.Event) -> Any:
-            return race_loop(
-                urls[i % len(urls)], urls[(i + 1) % len(urls)], i, args.spectators, rate, st, stop
-            )
-
-        return make
-
-    st1, m1 = await run_phase("ours, closed loop", procs, ours(args.rate), args.races, args)
-    sizes = {k: round(statistics.mean(v)) if v else 100 for k, v in st1.sizes.items()}
-    active = st1.playing_s / (2 * args.races * m1["wall"]) if args.races else 1.0
-    half_total = m1["moves_s"] / 2
-    st2, m2 = await run_phase(
-        "ours, half load", procs, ours(half_total / (2 * args.races) / max(active, 0.05)), args.races, args
-    )
-    for p in procs:
-        p.stop()
+    try:
+        p1 = run_races("ours, closed loop", args, servers, urls, args.rate)
+        half = args.offered or p1.moves_s / 2
+        p2 = run_races("ours, half load", args, servers, urls, half)
+    finally:
+        for s in servers:
+            s.stop()
+    t = p1.tally
+    sizes = {k: round(t.size_sum[k] / t.size_n[k]) if t.size_n[k] else 100 for k in t.size_sum}
     echo = start_echo(args, sizes)
     echo_base = echo.rss_kib()
-    eurl = f"ws://127.0.0.1:{echo.port}"
-
-    def bare(rate: float) -> Callable[[int, Stats, asyncio.Event], Any]:
-        def make(i: int, st: Stats, stop: asyncio.Event) -> Any:
-            return echo_race_loop(eurl, i, args.spectators, rate, st, stop)
-
-        return make
-
+    eurls = [("127.0.0.1", echo.port)]
     try:
-        st3, m3 = await run_phase("echo, closed loop", [echo], bare(args.rate), args.races, args)
-        st4, m4 = await run_phase(
-            "echo, half load", [echo], bare(half_total / (2 * args.races)), args.races, args
-        )
+        p3 = run_races("echo, closed loop", args, [echo], eurls, args.rate, echo=True)
+        p4 = run_races("echo, half load", args, [echo], eurls, half, echo=True)
     finally:
         echo.stop()
+    active = t.playing_s / (t.players * p1.wall) if t.players else 1.0
     print(f"\n{args.races} races, {args.spectators} spectators each, {args.duration:.0f} s measured after "
-          f"{args.warmup:.0f} s warm-up; mean frame sizes {sizes}; players playing {active * 100:.0f}% of the time")  # fmt: skip
-    report("race server, closed loop (maximum)", st1, m1, conns, base_rss)
-    report(f"race server, half load (offered {half_total:.0f} moves/s)", st2, m2, conns, base_rss)
-    report("bare echo relay, closed loop (maximum)", st3, m3, conns, echo_base)
-    report(f"bare echo relay, same half load ({half_total:.0f} moves/s)", st4, m4, conns, echo_base)
-    ratio_tp = m1["moves_s"] / m3["moves_s"] if m3["moves_s"] else float("nan")
-    ratio_p99 = pct(st2.ack_ms, 99) / pct(st4.ack_ms, 99) if st4.ack_ms else float("nan")
+          f"{args.warmup:.0f} s warm-up; {args.clients} client processes on CPUs {args.client_cpus or 'any'}, "
+          f"server on CPUs {args.server_cpus or 'any'}; load average before: {args.load_before}")  # fmt: skip
+    print(f"mean frame sizes {sizes}; closed loop: players in a started game {active * 100:.0f}% of the time")
+    report(p1, conns, base_rss)
+    report(replace_label(p2, f"race server, half load (offered {half:.0f} moves/s)"), conns, base_rss)
+    report(replace_label(p3, "bare echo relay, closed loop (maximum)"), conns, echo_base)
+    report(replace_label(p4, f"bare echo relay, same half load ({half:.0f} moves/s)"), conns, echo_base)
+    ratio_tp = p1.moves_s / p3.moves_s if p3.moves_s else float("nan")
+    ratio_p99 = pct(p2.tally.ack_ms, 99) / pct(p4.tally.ack_ms, 99) if p4.tally.ack_ms else float("nan")
+    ratio_p50 = pct(p2.tally.ack_ms, 50) / pct(p4.tally.ack_ms, 50) if p4.tally.ack_ms else float("nan")
+    print("who was the limit:")
+    for ph in (p1, p3):
+        print(f"  {ph.label:22s} {limit_note(ph)}")
     print("ratios to the bare echo relay:")
     print(f"  sustained moves/s     {ratio_tp:6.2f}x   (target >= 0.40)")
     print(f"  p99 move->ack at half {ratio_p99:6.2f}x   (target < 3)")
-    print(f"  p50 move->ack at half {pct(st2.ack_ms, 50) / pct(st4.ack_ms, 50):6.2f}x")
-    errors = sum(s.rejects + s.errors for s in (st1, st2, st3, st4))
+    print(f"  p50 move->ack at half {ratio_p50:6.2f}x")
+    print(f"  server CPU per move   {p1.cpu_us_per_move / p3.cpu_us_per_move:6.2f}x   "
+          f"(echo/ours capacity per core: {p3.cpu_us_per_move / p1.cpu_us_per_move:.2f})")  # fmt: skip
+    errors = sum(ph.tally.rejects + ph.tally.errors for ph in (p1, p2, p3, p4))
+    print(f"load average after: {load_average()}")
     print(f"rejects+errors: {errors}")
     return 1 if errors else 0
 
 
-async def players_scenario(args: argparse.Namespace, data: Path) -> int:
+def replace_label(ph: Phase, label: str) -> Phase:
+    ph.label = label
+    return ph
+
+
+def players_scenario(args: argparse.Namespace, data: Path) -> int:
     """``--players`` connections seated in started matches, one move each: RSS per connection."""
-    procs = start_servers(args, data)
-    url = f"ws://127.0.0.1:{procs[0].port}"
-    base = procs[0].rss_kib()
-    st = Stats()
-    bar = progress_bar(args.players, "connecting players")
-    players: list[Player] = []
-    readers: list[asyncio.Task[None]] = []
-    pairs = args.players // 2
-
-    async def pair(i: int) -> None:
-        wss = [await connect(url, compression=None), await connect(url, compression=None)]
-        a, b = Player(wss[0], i, st), Player(wss[1], i, st)
-        b.seat = 1
-        players.extend((a, b))
-        readers.extend(asyncio.create_task(p.read()) for p in (a, b))
-        await a.ws.send(json.dumps({"type": "create", "deal": i}))
-        code = (await a.expect("created"))["match"]
-        await b.ws.send(json.dumps({"type": "join", "match": code}))
-        await b.expect("joined")
-        for p in (a, b):
-            await p.ws.send('{"type":"ready"}')
-        for p in (a, b):
-            await p.expect("start")
-            await p.ws.send('{"type":"move","seq":1,"move":"T"}')
-            await p.expect("ack")
+    servers = start_servers(args, data)
+    try:
+        url = ("127.0.0.1", servers[0].port)
+        time.sleep(0.5)
+        base = servers[0].rss_kib()
+        pairs = args.players // 2
+        cpus = cpu_list(args.client_cpus)
+        pool = Pool(
+            [Job("players", [url], pairs=part, cpus=cpus) for part in split(list(range(pairs)), args.clients)]
+        )
+        bar = progress_bar(2 * pairs, "connecting players")
+        deadline = now() + 300
+        while not all(p.poll(0) for p in pool.pipes) and now() < deadline:
+            time.sleep(0.2)
+            if bar is not None:
+                bar.n = pool.counter.value
+                bar.refresh()
         if bar is not None:
-            bar.update(2)
-
-    sem = asyncio.Semaphore(100)
-
-    async def limited(i: int) -> None:
-        async with sem:
-            await pair(i)
-
-    await asyncio.gather(*(limited(i) for i in range(pairs)))
-    if bar is not None:
-        bar.close()
-    await asyncio.sleep(1)
-    rss = procs[0].rss_kib()
+            bar.close()
+        pool.wait("ready")
+        time.sleep(1)
+        rss = servers[0].rss_kib()
+        pool.send("close")
+        tally = merge(pool.join())
+    finally:
+        for s in servers:
+            s.stop()
     n = 2 * pairs
-    print(f"{n} connected players in {pairs} started matches on one process:")
+    print(f"{n} connected players in {pairs} started matches on one process (load average {load_average()}):")
     print(f"  RSS {rss / 1024:.1f} MiB (idle process {base / 1024:.1f} MiB): "
           f"{(rss - base) / n:.1f} KiB per connection (target < 64)")  # fmt: skip
-    print(f"  rejects {st.rejects}, errors {st.errors}")
-    for p in players:
-        await p.ws.close()
-    for proc in procs:
-        proc.stop()
-    return 1 if st.rejects + st.errors or (rss - base) / n >= 64 else 0
+    print(f"  rejects {tally.rejects}, errors {tally.errors}")
+    for note in tally.notes[:3]:
+        print(f"    {note}")
+    return 1 if tally.rejects + tally.errors or (rss - base) / n >= 64 else 0
 
 
-async def watchers_scenario(args: argparse.Namespace, data: Path) -> int:
-    """One match, ``--watchers`` spectators, both players at ``--watch-rate`` moves/s."""
-    procs = start_servers(args, data)
-    url = f"ws://127.0.0.1:{procs[0].port}"
-    st = Stats()
-    stop = asyncio.Event()
-    watchers = []
-    bar = progress_bar(args.watchers, "connecting spectators")
-    for _ in range(args.watchers):
-        watchers.append(await connect(url, compression=None, max_size=2**20))
+def watchers_scenario(args: argparse.Namespace, data: Path) -> int:
+    """One match, ``--watchers`` spectators over the client workers, both players at ``--watch-rate``."""
+    servers = start_servers(args, data)
+    try:
+        url = ("127.0.0.1", servers[0].port)
+        cpus = cpu_list(args.client_cpus)
+        players = Pool([Job("fanout-players", [url], cpus=cpus, per_player_rate=args.watch_rate)])
+        (code,) = players.wait("ready")
+        specs = Pool(
+            [
+                Job("watchers", [url], spectators=len(part), match=code, cpus=cpus)
+                for part in split(list(range(args.watchers)), args.clients)
+            ]
+        )
+        specs.wait("ready")
+        base = now()
+        window = Window(base + 3.5, base + 3.5 + args.duration)  # the countdown is 3 s
+        players.send(("go", window.start, window.end))
+        specs.send(("go", window.start, window.end + 1.0))  # the last boards arrive
+        bar = progress_bar(3.5 + args.duration, f"{args.watchers} spectators")
+        wait_with_bar(window.start, bar, players.counter, base)
+        cpu0 = servers[0].cpu_s()
+        wait_with_bar(window.end, bar, players.counter, base)
+        cpu = (servers[0].cpu_s() - cpu0) / (window.end - window.start)
         if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    wss = [await connect(url, compression=None), await connect(url, compression=None)]
-    a, b = Player(wss[0], 0, st), Player(wss[1], 0, st)
-    b.seat = 1
-    readers = [asyncio.create_task(p.read()) for p in (a, b)]
-    await a.ws.send('{"type":"create","deal":1,"time_limit_s":3600}')
-    code = (await a.expect("created"))["match"]
-    await b.ws.send(json.dumps({"type": "join", "match": code}))
-    await b.expect("joined")
-    for w in watchers:
-        await w.send(json.dumps({"type": "watch", "match": code}))
-    tasks = [asyncio.create_task(spectate(w, 0, st)) for w in watchers]
-    for p in (a, b):
-        await p.ws.send('{"type":"ready"}')
-    starts = [await a.expect("start"), await b.expect("start")]
-    st.recording = True
-    cpu0, t0 = procs[0].cpu_s(), time.perf_counter()
-    await asyncio.gather(
-        *(play_game(p, s["view"], args.watch_rate, stop) for p, s in zip((a, b), starts, strict=True))
-    )
-    wall = time.perf_counter() - t0
-    cpu = (procs[0].cpu_s() - cpu0) / wall
-    await asyncio.sleep(1)  # the last boards arrive
-    st.recording = False
-    deliveries = len(st.spectator_ms)
-    print(f"one match, {args.watchers} spectators, 2 players at {args.watch_rate} moves/s each: "
-          f"{st.moves} moves in {wall:.1f} s, {deliveries} board deliveries "
-          f"(expected {st.moves * args.watchers})")  # fmt: skip
-    print(f"  move -> every spectator {summary(st.spectator_ms)}  (target p99 <= 100 ms)")
-    print(f"  move -> ack             {summary(st.ack_ms)}")
-    print(
-        f"  server CPU {cpu * 100:.0f} %, RSS {procs[0].rss_kib() / 1024:.1f} MiB; rejects {st.rejects}, errors {st.errors}"
-    )
-    for task in [*tasks, *readers]:
-        task.cancel()
-    for ws in [*wss, *watchers]:
-        await ws.close()
-    for proc in procs:
-        proc.stop()
-    missing = st.moves * args.watchers - deliveries
-    return 1 if st.rejects + st.errors or missing else 0
+            bar.close()
+        played = merge(players.join())
+        watched = merge(specs.join())
+        rss = servers[0].rss_kib()
+    finally:
+        for s in servers:
+            s.stop()
+    lat = [(t - played.sent[k[:3]]) * 1000 for *k, t in watched.deliveries if tuple(k) in played.sent]
+    sent = len(played.sent)
+    print(f"one match, {args.watchers} spectators over {args.clients} client processes, 2 players at "
+          f"{args.watch_rate} moves/s each: {sent} moves in {args.duration:.0f} s, {len(lat)} board deliveries "
+          f"(expected {sent * args.watchers}); load average {load_average()}")  # fmt: skip
+    print(f"  move -> every spectator {summary(lat)}  (target p99 <= 100 ms)")
+    print(f"  move -> ack             {summary(played.ack_ms)}")
+    print(f"  server CPU {cpu * 100:.0f} %, client CPU {watched.cpu_s / args.duration * 100:.0f} % of "
+          f"{len(cpus) or 1} core(s); RSS {rss / 1024:.1f} MiB; "
+          f"rejects {played.rejects + watched.rejects}, errors {played.errors + watched.errors}")  # fmt: skip
+    for note in (played.notes + watched.notes)[:3]:
+        print(f"    {note}")
+    missing = sent * args.watchers - len(lat)
+    return 1 if played.rejects + played.errors + watched.errors or missing else 0
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -577,7 +1080,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--races", type=int, default=20, help="concurrent races of bot pairs (0: skip)")
     ap.add_argument("--spectators", type=int, default=0, help="spectators per race")
     ap.add_argument(
-        "--rate", type=float, default=0.0, help="moves/s per player in the first phase (0: closed loop)"
+        "--rate", type=float, default=0.0, help="moves/s in all in the first phase (0: closed loop)"
+    )
+    ap.add_argument(
+        "--offered", type=float, default=0.0, help="moves/s of the paced phase (0: half the first)"
     )
     ap.add_argument("--duration", type=float, default=10.0, help="seconds measured per phase")
     ap.add_argument(
@@ -588,42 +1094,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--watch-rate", type=float, default=2.0, help="moves/s per player in the fan-out check")
     ap.add_argument("--redis", metavar="URL", help="run --processes servers sharing this Redis")
     ap.add_argument("--processes", type=int, default=2)
+    ap.add_argument("--clients", type=int, default=2, help="client worker processes")
     ap.add_argument("--server-cpus", default="0", help="taskset CPU list for servers ('' for none)")
-    ap.add_argument("--client-cpus", default="1-", help="CPUs for this process ('' for none)")
+    ap.add_argument("--client-cpus", default="1-", help="CPUs of the client processes ('' for any)")
     ap.add_argument("--server-uvloop", action="store_true", help="run the server on uvloop")
-    return ap.parse_args(argv)
-
-
-def pin_self(spec: str) -> None:
-    if not spec or not hasattr(os, "sched_setaffinity"):
-        return
-    n = os.cpu_count() or 1
-    cpus = set(range(int(spec[:-1]), n)) if spec.endswith("-") else {int(c) for c in spec.split(",")}
-    cpus &= set(range(n))
-    if cpus:
-        os.sched_setaffinity(0, cpus)
-
-
-async def main_async(args: argparse.Namespace) -> int:
-    code = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.races:
-            code |= await races_scenario(args, Path(tmp) / "races")
-        if args.players:
-            code |= await players_scenario(args, Path(tmp) / "players")
-        if args.watchers:
-            code |= await watchers_scenario(args, Path(tmp) / "watchers")
-    return code
+    ap.add_argument("--profile", metavar="FILE", help="py-spy record (raw) of the closed-loop phase")
+    ap.add_argument("--server-env", action="append", default=[], metavar="K=V", help="server environment")
+    args = ap.parse_args(argv)
+    args.load_before = load_average()
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    pin_self(args.client_cpus)
+    if args.client_cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cpu_list(args.client_cpus) or cpu_list("0-"))
     import resource
 
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
-    return asyncio.run(main_async(args))
+    code = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.races:
+            code |= races_scenario(args, Path(tmp) / "races")
+        if args.players:
+            code |= players_scenario(args, Path(tmp) / "players")
+        if args.watchers:
+            code |= watchers_scenario(args, Path(tmp) / "watchers")
+    return code
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 async def test_load_benchmark_smoke() -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(ROOT / "bench" / "load.py"), "--races", "2", "--spectators", "1",
-        "--duration", "1.5", "--warmup", "3.3", "--server-cpus", "", "--client-cpus", "",
+        "--duration", "1", "--warmup", "3.1", "--server-cpus", "", "--client-cpus", "",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
     out, err = await asyncio.wait_for(proc.communicate(), 90)
@@ -24,7 +24,9 @@ async def test_load_benchmark_smoke() -> None:
         "move -> opp. progress",
         "server CPU",
         "KiB per connection",
+        "server CPU per move",
     ):
         assert text.count(figure) >= 4, figure
     assert "ratios to the bare echo relay" in text
     assert "rejects+errors: 0" in text
+    assert "who was the limit" in text
