@@ -39,6 +39,7 @@ from . import protocol as p
 from .bus import Bus, open_bus
 from .hub import Hub, LiveMatch, new_code, new_token, now_ms
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
+from .pars import Pars
 from .replay import replay_json, verified_result
 from .store import BoardRow, Conflict, PlayerRecord, Store, open_store
 
@@ -63,6 +64,8 @@ class Settings:
     burst: int = 60
     flood_limit: int = 200  # frames refused in a row before the connection is closed
     sweep_s: float = 30.0
+    par_budget_s: float = 10.0  # the solver's time for a past daily deal's par
+    par_nodes: int = 10**9
     web_root: Path = WEB_ROOT
 
 
@@ -178,6 +181,7 @@ class App:
         self.clock = clock
         self.instance = secrets.token_hex(4)
         self.daily_secret = ""  # loaded in start()
+        self.pars = Pars(store, settings.par_budget_s, settings.par_nodes)
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.connections: set[Connection] = set()
         self.metrics = Metrics(self)
@@ -223,7 +227,11 @@ class App:
 
     async def _load_daily_secret(self) -> str:
         """From the environment (shared by every replica), else stored on first start."""
-        return os.environ.get("DAILY_SECRET") or await self.store.daily_secret(secrets.token_hex(32))
+        secret = os.environ.get("DAILY_SECRET") or await self.store.setting(
+            "daily_secret", secrets.token_hex(32)
+        )
+        assert secret is not None
+        return secret
 
     @property
     def port(self) -> int:
@@ -250,6 +258,7 @@ class App:
                     conn.ws.transport.abort()
                 await asyncio.wait_for(self.server.wait_closed(), 5)
         await self.hub.close()
+        await self.pars.close()
         await self.bus.close()
         await self.store.close()
 
@@ -555,11 +564,16 @@ class App:
         move = hint(game, random.Random())
         conn.send(p.Hint(move=None if move is None else str(move)))
 
-    def _day_info(self, day: str, players: int) -> p.DayInfo:
+    async def _day_info(self, day: str, players: int) -> p.DayInfo:
+        """A day's public facts: the seed and its par only once the day is over."""
         seed = daily.seed(self.daily_secret, day)
         revealed = daily.is_over(day, self.clock())
         return p.DayInfo(
-            day=day, commitment=daily.commitment(seed), seed=seed if revealed else None, players=players
+            day=day,
+            commitment=daily.commitment(seed),
+            seed=seed if revealed else None,
+            players=players,
+            par=await self.pars.get(day, seed) if revealed else None,
         )
 
     async def on_daily(self, conn: Connection, msg: p.DailyRequest) -> None:
@@ -572,10 +586,10 @@ class App:
         attempt = await self.store.daily_attempt(today, conn.player.id) if conn.player else None
         conn.send(
             p.DailyInfo(
-                today=self._day_info(today, counts[0]),
+                today=await self._day_info(today, counts[0]),
                 variant="classic",
                 attempt=attempt,
-                previous=self._day_info(yesterday, counts[1]),
+                previous=await self._day_info(yesterday, counts[1]),
             )
         )
 
@@ -589,7 +603,7 @@ class App:
         board = await self.store.leaderboard(msg.day, conn.player.id if conn.player else None)
         conn.send(
             p.Leaderboard(
-                day=self._day_info(msg.day, sum(board.distribution.values())),
+                day=await self._day_info(msg.day, sum(board.distribution.values())),
                 top=[_entry(rank, row) for rank, row in board.ranked_top()],
                 you=_entry(*board.you) if board.you else None,
                 distribution=[
@@ -601,7 +615,7 @@ class App:
     async def on_days(self, conn: Connection, msg: p.DaysRequest) -> None:
         before = msg.before or daily.day_of(self.clock())
         days = await self.store.daily_days(before, msg.limit)
-        conn.send(p.Days(days=[self._day_info(day, n) for day, n in days]))
+        conn.send(p.Days(days=[await self._day_info(day, n) for day, n in days]))
 
     async def on_replay(self, conn: Connection, msg: p.ReplayRequest) -> None:
         result = await verified_result(self.store, msg.match, self.clock())

@@ -94,8 +94,8 @@ class Store(Protocol):
 
     async def save_player(self, player: PlayerRecord) -> None: ...
 
-    async def daily_secret(self, fresh: str) -> str:
-        """The daily secret; ``fresh`` is stored (and returned) only if there is none yet."""
+    async def setting(self, key: str, fresh: str | None = None) -> str | None:
+        """A stored value (the daily secret, a day's par); ``fresh`` is stored only if there is none."""
 
     async def claim_daily(self, day: str, player: str, match: str) -> str:
         """Take the day's one ranked attempt for ``match``; returns the match that holds it."""

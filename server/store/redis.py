@@ -173,10 +173,11 @@ class RedisStore:
         mapping = {"key_hash": player.key_hash, "name": player.name, "created_at": player.created_at}
         await self._call(self._redis.hset(f"grip:player:{player.id}", mapping=mapping))  # type: ignore[arg-type]
 
-    async def daily_secret(self, fresh: str) -> str:
-        await self._call(self._redis.set("grip:daily:secret", fresh, nx=True))
-        stored = await self._call(self._redis.get("grip:daily:secret"))
-        return str(stored.decode())
+    async def setting(self, key: str, fresh: str | None = None) -> str | None:
+        if fresh is not None:
+            await self._call(self._redis.set(f"grip:setting:{key}", fresh, nx=True))
+        stored = await self._call(self._redis.get(f"grip:setting:{key}"))
+        return None if stored is None else str(stored.decode())
 
     async def claim_daily(self, day: str, player: str, match: str) -> str:
         await self._call(self._redis.hsetnx(f"{daily_key(day)}:attempts", player, match))

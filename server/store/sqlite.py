@@ -116,10 +116,11 @@ class SqliteStore:
             (player.id, player.key_hash, player.name, player.created_at),
         )
 
-    async def daily_secret(self, fresh: str) -> str:
-        self._db.execute("INSERT OR IGNORE INTO settings (key, value) VALUES ('daily_secret', ?)", (fresh,))
-        row = self._db.execute("SELECT value FROM settings WHERE key = 'daily_secret'").fetchone()
-        return str(row[0])
+    async def setting(self, key: str, fresh: str | None = None) -> str | None:
+        if fresh is not None:
+            self._db.execute("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)", (key, fresh))
+        row = self._db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
 
     async def claim_daily(self, day: str, player: str, match: str) -> str:
         self._db.execute(

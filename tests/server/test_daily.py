@@ -15,6 +15,7 @@ from wsclient import Msg, WsClient
 
 from server import daily
 from server.app import App
+from server.engine.solver import solve
 from server.match import COUNTDOWN_MS
 
 Backend = dict[str, str]
@@ -198,3 +199,23 @@ async def test_a_game_started_before_midnight_counts_for_its_own_day(
     # and today's deal is a different one, with its own commitment
     info = await c.request({"type": "daily"}, "daily")
     assert info["today"]["commitment"] != yesterday["day"]["commitment"]
+
+
+async def test_a_past_days_par_is_solved_off_the_loop_and_published_with_its_seed(
+    make_app: MakeAppT, backend: Backend
+) -> None:
+    app = await make_app(clock=FakeClock(NOON), par_budget_s=60.0, par_nodes=3000, **backend)
+    c, _ = await player(app, "Ann")
+    await play_daily(app, c, 3)
+    today = await c.request({"type": "leaderboard", "day": DAY}, "leaderboard")
+    assert today["day"]["par"] is None  # not while the day runs
+    app.clock.advance(86_400_000)  # type: ignore[attr-defined]
+    async with asyncio.timeout(60):
+        while (board := await c.request({"type": "leaderboard", "day": DAY}, "leaderboard"))["day"][
+            "par"
+        ] is None:
+            await asyncio.sleep(0.05)  # the solver runs in its own process; ask again
+    seed = board["day"]["seed"]
+    assert board["day"]["par"] == solve(seed, budget_s=60, max_nodes=3000).par
+    days = await c.request({"type": "days"}, "days")
+    assert days["days"][0]["par"] == board["day"]["par"]
