@@ -17,7 +17,6 @@ import json
 import logging
 import mimetypes
 import os
-import random
 import re
 import secrets
 import time
@@ -37,10 +36,11 @@ from websockets.http11 import Request, Response
 from . import daily, stats
 from . import protocol as p
 from .bus import Bus, open_bus
+from .engine import Game
 from .hub import Hub, LiveMatch, new_code, new_token, now_ms
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
-from .pars import Pars
 from .replay import replay_json, verified_result
+from .solving import Solving
 from .store import BoardRow, Conflict, PlayerRecord, Store, open_store
 
 log = logging.getLogger(__name__)
@@ -181,7 +181,7 @@ class App:
         self.clock = clock
         self.instance = secrets.token_hex(4)
         self.daily_secret = ""  # loaded in start()
-        self.pars = Pars(store, settings.par_budget_s, settings.par_nodes)
+        self.solving = Solving(store, settings.par_budget_s, settings.par_nodes)
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.connections: set[Connection] = set()
         self.metrics = Metrics(self)
@@ -258,7 +258,7 @@ class App:
                     conn.ws.transport.abort()
                 await asyncio.wait_for(self.server.wait_closed(), 5)
         await self.hub.close()
-        await self.pars.close()
+        await self.solving.close()
         await self.bus.close()
         await self.store.close()
 
@@ -558,11 +558,7 @@ class App:
 
     async def on_hint(self, conn: Connection, msg: p.HintRequest) -> None:
         lm, seat = self._seated(conn)
-        game = _practice_game(lm.match, seat)
-        from .engine.players import hint
-
-        move = hint(game, random.Random())
-        conn.send(p.Hint(move=None if move is None else str(move)))
+        conn.send(p.Hint(move=await self.solving.hint(_practice_game(lm.match, seat))))
 
     async def _day_info(self, day: str, players: int) -> p.DayInfo:
         """A day's public facts: the seed and its par only once the day is over."""
@@ -573,7 +569,7 @@ class App:
             commitment=daily.commitment(seed),
             seed=seed if revealed else None,
             players=players,
-            par=await self.pars.get(day, seed) if revealed else None,
+            par=await self.solving.par(day, seed) if revealed else None,
         )
 
     async def on_daily(self, conn: Connection, msg: p.DailyRequest) -> None:
@@ -666,7 +662,7 @@ class App:
         await self.hub.execute(lm, lambda m: m.decide_undo(seat, self.clock()))
 
 
-def _practice_game(match: Match, seat: int) -> Any:
+def _practice_game(match: Match, seat: int) -> Game:
     if not match.practice:
         raise MatchError(p.ErrorCode.NOT_ALLOWED, "hints are for practice games only")
     game = match.seat(seat).game

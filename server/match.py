@@ -110,6 +110,7 @@ class Moved(_Event):
 class Undone(_Event):
     kind: Literal["undone"] = "undone"
     seat: int
+    moves: list[str] = []  # what was taken back: the play, with any automatic swaps
     numbers: Numbers
 
 
@@ -425,7 +426,7 @@ class Match:
         numbers = _numbers(game)
         for m in undone:
             game.play(m)
-        return [Undone(ev=self.ev + 1, at=now, seat=seat, numbers=numbers)]
+        return [Undone(ev=self.ev + 1, at=now, seat=seat, moves=[str(m) for m in undone], numbers=numbers)]
 
     def decide_finish(self, seat: int, now: int, reason: Reason = "finish") -> list[Event]:
         self._playing_seat(seat, now)
@@ -654,7 +655,7 @@ class Match:
             mine: p.Message = p.Ack(seq=e.seq, ev=e.ev, move=e.move, auto=recorded[1:], view=view)
             board = p.Board(ev=e.ev, seat=e.seat, move=e.move, auto=recorded[1:], view=view, progress=prog)
         else:
-            mine = p.Undone(moves=[], view=view)
+            mine = p.Undone(moves=e.moves, view=view)
             board = p.Board(ev=e.ev, seat=e.seat, move="undo", view=view, progress=prog)
         return [(("seat", e.seat), mine), (("others", e.seat), prog), (SPECTATORS, board)]
 

@@ -1,0 +1,87 @@
+"""Solver work off the event loop: a past day's par, and hints for practice games.
+
+Both take the solver seconds of CPU, which must not stall the event loop that
+serves every match, so they run in worker processes. A day's par is solved
+once and stored (published with the day's seed); a hint that takes too long
+gives way to the greedy move, so a player always gets an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import random
+from concurrent.futures import ProcessPoolExecutor
+
+from .engine import Game
+from .engine.players import greedy_move, hint
+from .engine.solver import solve
+from .store import Store, StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+HINT_TIMEOUT_S = 3.0
+
+
+def solve_par(seed: str, budget_s: float, max_nodes: int) -> int:
+    return solve(seed, "classic", budget_s=budget_s, max_nodes=max_nodes).par
+
+
+def hint_text(seed: str, variant: str, moves: list[str]) -> str | None:
+    """The hint for the game reached by ``moves``: it sees only what that player sees."""
+    move = hint(Game.replay(seed, variant, moves), random.Random())
+    return None if move is None else str(move)
+
+
+class Solving:
+    def __init__(self, store: Store, par_budget_s: float, par_nodes: int) -> None:
+        self._store = store
+        self._par_budget_s = par_budget_s
+        self._par_nodes = par_nodes
+        self._pool: ProcessPoolExecutor | None = None
+        self._solving: dict[str, asyncio.Task[None]] = {}
+
+    def _workers(self) -> ProcessPoolExecutor:
+        if self._pool is None:  # started on first use: most processes never need it
+            self._pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    async def par(self, day: str, seed: str) -> int | None:
+        """The stored par of a past day; if unknown, start solving it and say None for now."""
+        stored = await self._store.setting(f"par:{day}")
+        if stored is not None:
+            return int(stored)
+        if day not in self._solving:
+            self._solving[day] = asyncio.create_task(self._solve_par(day, seed))
+        return None
+
+    async def _solve_par(self, day: str, seed: str) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            par = await loop.run_in_executor(
+                self._workers(), solve_par, seed, self._par_budget_s, self._par_nodes
+            )
+            await self._store.setting(f"par:{day}", str(par))
+        except StoreUnavailable:
+            log.warning("could not store the par of %s; it will be solved again", day)
+        finally:
+            del self._solving[day]
+
+    async def hint(self, game: Game) -> str | None:
+        """A suggested move for ``game``; the greedy one if the hint player runs out of time."""
+        moves = [str(m) for m in game.moves]
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self._workers(), hint_text, game.seed, game.variant.name, moves)
+        try:
+            return await asyncio.wait_for(work, HINT_TIMEOUT_S)
+        except TimeoutError:
+            fallback = greedy_move(game)
+            return None if fallback is None else str(fallback)
+
+    async def close(self) -> None:
+        for task in list(self._solving.values()):
+            task.cancel()
+        await asyncio.gather(*self._solving.values(), return_exceptions=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)

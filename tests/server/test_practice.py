@@ -1,0 +1,33 @@
+"""Practice games: hints from the solver's player (off the event loop) and undo."""
+
+from __future__ import annotations
+
+from race import MakeAppT, client, kick, start_race
+
+from server.match import COUNTDOWN_MS
+
+
+async def test_hint_is_a_legal_move_and_undo_takes_a_play_back(make_app: MakeAppT) -> None:
+    app = await make_app()
+    c = await client(app)
+    created = await c.request({"type": "create", "seats": 1, "deal": 4}, "created")
+    early = await c.request({"type": "hint"}, "error")
+    assert early["code"] == "wrong_phase"
+    await c.send({"type": "ready"})
+    await c.expect("countdown")
+    kick(app, created["match"], COUNTDOWN_MS)
+    view = (await c.expect("start"))["view"]
+    hint = await c.request({"type": "hint"}, "hint", timeout=30)
+    assert hint["move"] in view["legal"]
+    ack = await c.request({"type": "move", "seq": 1, "move": hint["move"]}, "ack")
+    assert ack["view"]["moves"] == 1
+    undone = await c.request({"type": "undo"}, "undone")
+    assert undone["view"] == view and undone["moves"] == [hint["move"]]
+
+
+async def test_no_hints_or_undo_in_a_race(make_app: MakeAppT) -> None:
+    app = await make_app()
+    race = await start_race(app)
+    a = race.players[0]
+    assert (await a.request({"type": "hint"}, "error"))["code"] == "not_allowed"
+    assert (await a.request({"type": "undo"}, "error"))["code"] == "not_allowed"
