@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,11 @@ from server.engine import Game
 FILES = sorted(GOLDEN_DIR.glob("*.json")) if GOLDEN_DIR.is_dir() else []
 
 
-@pytest.mark.skipif(not GOLDEN_DIR.is_dir(), reason=f"no golden files: {GOLDEN_DIR} is absent")
+@pytest.mark.skipif(
+    not GOLDEN_DIR.is_dir() and os.environ.get("CI") != "true", reason=f"no golden files: {GOLDEN_DIR} is absent"
+)
 def test_golden_files_present() -> None:
+    """In CI the shared golden files must be there: a missing directory fails, never skips."""
     assert FILES, f"{GOLDEN_DIR} holds no *.json"
 
 
