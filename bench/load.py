@@ -47,7 +47,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -74,7 +74,27 @@ now = time.monotonic
 # ----------------------------------------------------------------- processes
 
 
-class Proc:
+class Pid:
+    """Any process whose CPU seconds and RSS we read from /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+    def cpu_s(self) -> float:
+        return proc_cpu_s(self.pid)
+
+    def rss_kib(self) -> int:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+
+class Proc(Pid):
     """A server process: start, port, CPU seconds and RSS from /proc."""
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
@@ -97,6 +117,7 @@ class Proc:
         if not self.port:
             self.stop()
             raise RuntimeError(f"did not start: {argv}\n{''.join(self.output)}")
+        super().__init__(self.proc.pid)
         # keep reading its output so the pipe never fills
         threading.Thread(target=self._drain, daemon=True).start()
 
@@ -105,19 +126,6 @@ class Proc:
         for line in self.proc.stdout:
             if len(self.output) < 200:
                 self.output.append(line)
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def cpu_s(self) -> float:
-        return proc_cpu_s(self.proc.pid)
-
-    def rss_kib(self) -> int:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-        return 0
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -470,14 +478,21 @@ class Bot:
             self.view = msg["view"]
         self.ready_for_next()
 
-    def end_game(self, finish: bool) -> None:
-        if self.game_over is None or self.game_over.done():
+    def account(self) -> None:
+        """Add this game's time inside the window to the tally (once)."""
+        if self.game_over is None or self.game_over.done() or self.started < 0:
             return
-        if finish and self.wire is not None:
-            self.wire.send('{"type":"finish"}')
         w = self.w
         lo, hi = max(self.started, w.window.start), min(now(), w.window.end)
         w.tally.playing_s += max(0.0, hi - lo)
+        self.started = -1.0
+
+    def end_game(self, finish: bool) -> None:
+        if self.game_over is None or self.game_over.done():
+            return
+        if finish and self.wire is not None and not (self.view or {}).get("over"):
+            self.wire.send('{"type":"finish"}')
+        self.account()
         self.game_over.set_result(None)
 
 
@@ -604,6 +619,7 @@ class Worker:
             pacer.cancel()
         for bots, _ in setups:
             for bot in bots:
+                bot.account()  # the time played inside the window, for games still going
                 if not bot.busy:
                     bot.end_game(finish=True)
         await asyncio.sleep(0.2)  # the finishes go out; games still counting down are left to the server
@@ -817,7 +833,7 @@ class Pool:
 
 def progress_bar(total: float, desc: str) -> Any:
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
         return tqdm(total=round(total), desc=desc, unit="s", leave=False, file=sys.stderr)
     except ImportError:
@@ -853,13 +869,14 @@ class Phase:
     @property
     def cpu_us_per_move(self) -> float:
         """Server CPU time per move: what a move costs, whatever else shares the core."""
-        return self.server_cpu * self.wall / self.tally.moves * 1e6 if self.tally.moves else float("nan")
+        cpu = self.server_cpu * self.wall
+        return cpu / self.tally.moves * 1e6 if self.tally.moves and cpu > 0 else float("nan")
 
 
 def run_races(
     label: str,
     args: argparse.Namespace,
-    servers: list[Proc],
+    servers: Sequence[Pid],
     urls: list[tuple[str, int]],
     rate: float,
     echo: bool = False,
@@ -920,7 +937,7 @@ def report(ph: Phase, conns: int, base_rss: int) -> None:
           f"{ph.client_cores} core(s); RSS {ph.rss_kib / 1024:.1f} MiB, "
           f"{per_conn:.1f} KiB per connection over the idle process ({conns} connections)")  # fmt: skip
     print(f"  server CPU per move   {ph.cpu_us_per_move:10.0f} us   (capacity of one whole core: "
-          f"{1e6 / ph.cpu_us_per_move:.0f} moves/s)")  # fmt: skip
+          f"{1e6 / ph.cpu_us_per_move if ph.cpu_us_per_move > 0 else float('nan'):.0f} moves/s)")  # fmt: skip
     print(f"  rejects {t.rejects}, errors {t.errors}")
     for note in t.notes[:3]:
         print(f"    {note}")
@@ -1059,7 +1076,9 @@ def watchers_scenario(args: argparse.Namespace, data: Path) -> int:
     finally:
         for s in servers:
             s.stop()
-    lat = [(t - played.sent[k[:3]]) * 1000 for *k, t in watched.deliveries if tuple(k) in played.sent]
+    lat = [
+        (t - played.sent[(r, s, m)]) * 1000 for r, s, m, t in watched.deliveries if (r, s, m) in played.sent
+    ]
     sent = len(played.sent)
     print(f"one match, {args.watchers} spectators over {args.clients} client processes, 2 players at "
           f"{args.watch_rate} moves/s each: {sent} moves in {args.duration:.0f} s, {len(lat)} board deliveries "

@@ -73,6 +73,8 @@ class LiveMatch:
     seats: dict[int, Peer] = field(default_factory=dict)
     spectators: set[Peer] = field(default_factory=set)
     timer: asyncio.TimerHandle | None = None
+    deadline: int | None = None  # what ``timer`` is set for
+    published: str | None = None  # the last batch this process published (its echo is skipped)
 
 
 class Hub:
@@ -177,6 +179,9 @@ class Hub:
 
     async def _publish(self, match_id: str, events: list[Event]) -> None:
         data = encode_events(events)
+        live = self.live.get(match_id)
+        if live is not None:
+            live.published = data
         try:
             await self.bus.publish(_channel(match_id), data)
         except Exception:
@@ -214,6 +219,7 @@ class Hub:
         self._apply(lm, events)
 
     def tick_soon(self, lm: LiveMatch) -> None:
+        lm.timer = None  # it has fired
         self._spawn(self._tick(lm))
 
     async def _tick(self, lm: LiveMatch) -> None:
@@ -223,6 +229,7 @@ class Hub:
         except MatchError:
             log.warning("tick for %s failed; retrying", lm.match.id)
             lm.timer = asyncio.get_running_loop().call_later(1.0, self.tick_soon, lm)
+            lm.deadline = None  # the next event reschedules for the real deadline, as before
 
     # ------------------------------------------------------ apply, fan-out
 
@@ -230,6 +237,8 @@ class Hub:
         lm = self.live.get(match_id)
         if lm is None:
             return
+        if data is not None and data == lm.published:
+            return  # our own batch, applied before it was published: no need to decode it
         events = decode_events(data) if data is not None else []
         if data is None or (events and events[0].ev > lm.match.ev + 1):
             self._spawn(self._locked_catch_up(lm))
@@ -264,13 +273,14 @@ class Hub:
                 if peer is not None:
                     peer.send(message)
                 continue
-            text = p.encode(message)  # encoded once for every receiver
-            for seat, peer in lm.seats.items():
-                if receives(audience, seat):
-                    peer.send(text)
+            peers = [peer for seat, peer in lm.seats.items() if receives(audience, seat)]
             if receives(audience, -1):
-                for peer in lm.spectators:
-                    peer.send(text)
+                peers += lm.spectators
+            if not peers:
+                continue  # nobody to tell (a board with no spectators): not even encoded
+            text = p.encode(message)  # encoded once for every receiver
+            for peer in peers:
+                peer.send(text)
 
     def _take_over(self, lm: LiveMatch, e: Connected) -> None:
         old = lm.seats.get(e.seat)
@@ -279,10 +289,13 @@ class Hub:
             _evict(old)
 
     def _schedule(self, lm: LiveMatch) -> None:
+        deadline = lm.match.next_deadline()
+        if lm.timer is not None and deadline == lm.deadline:
+            return  # already set for it (most events, e.g. every move, leave the deadline alone)
         if lm.timer is not None:
             lm.timer.cancel()
             lm.timer = None
-        deadline = lm.match.next_deadline()
+        lm.deadline = deadline
         if deadline is not None:
             delay = max(0.0, (deadline - self.clock()) / 1000)
             lm.timer = asyncio.get_running_loop().call_later(delay, self.tick_soon, lm)

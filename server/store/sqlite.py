@@ -4,10 +4,17 @@ Calls run on the event loop's thread: a WAL commit with synchronous=NORMAL
 is tens of microseconds, cheaper than a thread hop, and it survives a killed
 process (the WAL is in the OS's hands once the commit returns); only a power
 cut can take the last commits.
+
+Appends are group-committed: every append made in one turn of the event loop
+(the moves of many matches read in the same turn) goes into one transaction,
+committed on the next turn, each append in its own savepoint so a conflict
+fails only its own batch. ``append`` returns only after that commit, so an
+ack still waits for its move to be durable; measured in docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,6 +58,7 @@ class SqliteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
 
     async def ping(self) -> bool:
         try:
@@ -60,38 +68,77 @@ class SqliteStore:
         return True
 
     async def append(self, match_id: str, expected_ev: int, events: Sequence[Event]) -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._pending.append((match_id, events, done))
+        if len(self._pending) == 1:
+            loop.call_soon(self._commit)
+        await done
+
+    def _commit(self) -> None:
+        """Write every pending append in one transaction; settle each one's future."""
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
         db = self._db
+        outcomes: list[BaseException | None] = []
         try:
             db.execute("BEGIN IMMEDIATE")
-            db.executemany(
-                "INSERT INTO events (match, ev, body) VALUES (?, ?, ?)",
-                [(match_id, e.ev, e.model_dump_json()) for e in events],
-            )
-            for e in events:
-                if isinstance(e, Decided):
-                    db.execute(
-                        "INSERT INTO results (match, decided_at, body) VALUES (?, ?, ?)",
-                        (match_id, e.at, e.result.model_dump_json()),
-                    )
-                    db.executemany(
-                        "INSERT INTO player_results (player, decided_at, match) VALUES (?, ?, ?)",
-                        [(s.player, e.result.decided_at, match_id) for s in e.result.seats if s.player],
-                    )
-                    db.executemany(
-                        "INSERT INTO daily_scores (day, player, name, score, time_ms, match) VALUES (?, ?, ?, ?, ?, ?)",
-                        [
-                            (e.result.daily, r.player, r.name, r.score, r.time_ms, r.match)
-                            for r in board_rows(e.result)
-                        ],
-                    )
-            db.execute("COMMIT")
-        except sqlite3.IntegrityError:
-            db.execute("ROLLBACK")
-            raise Conflict(match_id) from None
-        except BaseException:
+            if len(batch) == 1:
+                match_id, events, _ = batch[0]
+                try:
+                    self._write(match_id, events)
+                    outcomes.append(None)
+                except sqlite3.IntegrityError:
+                    db.execute("ROLLBACK")
+                    outcomes.append(Conflict(match_id))
+            else:
+                for match_id, events, _ in batch:
+                    db.execute("SAVEPOINT append")
+                    try:
+                        self._write(match_id, events)
+                        outcomes.append(None)
+                    except sqlite3.IntegrityError:
+                        db.execute("ROLLBACK TO append")
+                        outcomes.append(Conflict(match_id))
+                    db.execute("RELEASE append")
+            if db.in_transaction:
+                db.execute("COMMIT")
+        except Exception as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            raise
+            outcomes = [exc] * len(batch)
+        for (_, _, done), outcome in zip(batch, outcomes, strict=True):
+            if done.done():
+                continue  # its caller was cancelled; the write stands (or not) all the same
+            if outcome is None:
+                done.set_result(None)
+            else:
+                done.set_exception(outcome)
+
+    def _write(self, match_id: str, events: Sequence[Event]) -> None:
+        db = self._db
+        db.executemany(
+            "INSERT INTO events (match, ev, body) VALUES (?, ?, ?)",
+            [(match_id, e.ev, e.model_dump_json()) for e in events],
+        )
+        for e in events:
+            if isinstance(e, Decided):
+                db.execute(
+                    "INSERT INTO results (match, decided_at, body) VALUES (?, ?, ?)",
+                    (match_id, e.at, e.result.model_dump_json()),
+                )
+                db.executemany(
+                    "INSERT INTO player_results (player, decided_at, match) VALUES (?, ?, ?)",
+                    [(s.player, e.result.decided_at, match_id) for s in e.result.seats if s.player],
+                )
+                db.executemany(
+                    "INSERT INTO daily_scores (day, player, name, score, time_ms, match) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (e.result.daily, r.player, r.name, r.score, r.time_ms, r.match)
+                        for r in board_rows(e.result)
+                    ],
+                )
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]:
         rows = self._db.execute(
@@ -181,4 +228,5 @@ class SqliteStore:
         return [Result.model_validate_json(r[0]) for r in rows]
 
     async def close(self) -> None:
+        self._commit()  # appends still waiting for their turn
         self._db.close()
