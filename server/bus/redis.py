@@ -23,7 +23,9 @@ log = logging.getLogger(__name__)
 class RedisBus:
     def __init__(self, url: str) -> None:
         # health checks make an idle subscription notice a dead socket within a second
-        self._redis = aioredis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=1, health_check_interval=1)
+        self._redis = aioredis.Redis.from_url(
+            url, socket_timeout=2, socket_connect_timeout=1, health_check_interval=1
+        )
         self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         self._handlers: dict[str, Handler] = {}
         self._subscribed = asyncio.Event()
