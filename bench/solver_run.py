@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import statistics
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
-from tqdm import tqdm
+from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
 from server.engine import VARIANTS, Game
 from server.engine.players import play_out
@@ -38,9 +39,11 @@ def run_one(task: tuple[str, str, str, float]) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": kind, "variant": variant, "seed": seed}
     if kind == "solve":
         sol = solve(seed, variant, budget_s=budget)  # replays the line, raises if it disagrees
-        out.update(par=sol.par, proven=sol.proven, lower_bound=sol.lower_bound, nodes=sol.nodes)
+        out.update(
+            par=sol.par, proven=sol.proven, lower_bound=sol.lower_bound, nodes=sol.nodes, budget=budget
+        )
     else:
-        out["score"] = play_out(Game.new(seed, variant), kind, random.Random(int(seed)))
+        out["score"] = play_out(Game.new(seed, variant), kind, random.Random(int(seed)), budget_s=budget)
     out["seconds"] = time.perf_counter() - started
     return out
 
@@ -49,16 +52,16 @@ def _mean(xs: list[int]) -> str:
     return f"{statistics.fmean(xs):.2f}" if xs else "-"
 
 
-def report(rows: list[dict[str, Any]], args: argparse.Namespace, wall: float) -> str:
-    lines = [
-        START,
-        "",
-        f"Command: `.venv/bin/python bench/solver_run.py {args.argv}` "
-        f"({wall / 60:.1f} min wall, {args.workers} workers).",
-        "",
-    ]
+def report(rows: list[dict[str, Any]], args: argparse.Namespace, runs: list[tuple[str, float, str]]) -> str:
+    lines = [START, ""]
+    for argv, wall, load in runs:
+        lines.append(
+            f"Command: `.venv/bin/python bench/solver_run.py {argv}` ({wall / 60:.1f} min wall; {load})."
+        )
+        lines.append("")
     solved = [r for r in rows if r["kind"] == "solve"]
-    for variant in args.solve_variants:
+    budgets = {r["variant"]: r.get("budget", args.budget_s) for r in solved}
+    for variant in sorted({r["variant"] for r in solved}):
         rs = [r for r in solved if r["variant"] == variant]
         if not rs:
             continue
@@ -70,7 +73,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, wall: float) ->
         gaps = [r["par"] - r["lower_bound"] for r in rs]
         dist = Counter(pars)
         lines += [
-            f"### {variant}: solver on deals 1..{len(rs)}, {args.budget_s:g} s each",
+            f"### {variant}: solver on deals 1..{len(rs)}, {budgets[variant]:g} s each",
             "",
             "| figure | value |",
             "|---|---|",
@@ -134,33 +137,54 @@ def main() -> None:
     parser.add_argument("--greedy-deals", type=int, default=1000, help="greedy player on deals 1..N")
     parser.add_argument("--budget-s", type=float, default=10.0)
     parser.add_argument("--hint-deals", type=int, default=100, help="hint player on deals 1..M per variant")
+    parser.add_argument("--hint-budget-s", type=float, default=1.0, help="the hint's time budget per call")
+    parser.add_argument("--hint-variants", nargs="*", default=list(VARIANTS))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--solve-variants", nargs="*", default=["classic", "relaxed"])
+    parser.add_argument(
+        "--out", default=str(DOCS / "solver-results.json"), help="rows, rewritten as they come"
+    )
+    parser.add_argument("--merge", nargs="*", default=[], help="rows of earlier runs to report with these")
     args = parser.parse_args()
     args.argv = " ".join(  # the command, for the page
         f"--{k.replace('_', '-')} {' '.join(v) if isinstance(v, list) else v}"
         for k, v in vars(args).items()
-        if k != "argv"
+        if k not in ("argv", "out", "merge")
     )
     tasks: list[tuple[str, str, str, float]] = []
-    for n in range(1, args.hint_deals + 1):
-        tasks += [("hint", v, str(n), 0.0) for v in VARIANTS]
     for n in range(1, args.deals + 1):
         tasks += [("solve", v, str(n), args.budget_s) for v in args.solve_variants]
     for n in range(1, args.greedy_deals + 1):
         tasks += [("greedy", v, str(n), 0.0) for v in VARIANTS]
+    for n in range(1, args.hint_deals + 1):
+        tasks += [("hint", v, str(n), args.hint_budget_s) for v in args.hint_variants]
     started = time.perf_counter()
+    load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []
+    out = Path(args.out)
     with multiprocessing.Pool(args.workers) as pool:
         for row in tqdm(pool.imap_unordered(run_one, tasks), total=len(tasks), unit="task"):
             rows.append(row)
-    (DOCS / "solver-results.json").write_text(json.dumps(rows))
+            if len(rows) % 20 == 0:
+                out.write_text(json.dumps(rows))  # partial results while the run goes
+    out.write_text(json.dumps(rows))
+    wall = time.perf_counter() - started
+    load = f"load average {load_before[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end, {os.cpu_count()} cores"
+    runs = [(args.argv, wall, load)]
+    for extra in args.merge:
+        data = json.loads(Path(extra).read_text())
+        rows += data["rows"] if isinstance(data, dict) else data
+        if isinstance(data, dict):
+            runs.append((data["argv"], data["wall"], data["load"]))
+    (DOCS / "solver-results.json").write_text(
+        json.dumps({"argv": args.argv, "wall": wall, "load": load, "rows": rows})
+    )
     page = DOCS / "solver.md"
     text = page.read_text() if page.exists() else f"# Solver\n\n{START}\n{END}\n"
     head, _, rest = text.partition(START)
     _, _, tail = rest.partition(END)
-    page.write_text(head + report(rows, args, time.perf_counter() - started) + tail)
-    for variant in args.solve_variants:
+    page.write_text(head + report(rows, args, runs) + tail)
+    for variant in {r["variant"] for r in rows if r["kind"] == "solve"}:
         plot(rows, variant)
 
 

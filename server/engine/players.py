@@ -76,7 +76,9 @@ def _beam_value(model: Model, state: State, width: int) -> int:
     return search.best
 
 
-def hint(game: Game, rng: random.Random, samples: int = SAMPLES, width: int = BEAM) -> Move | None:
+def hint(
+    game: Game, rng: random.Random, samples: int = SAMPLES, width: int = BEAM, budget_s: float = 1.0
+) -> Move | None:
     """The suggested next move, or None when the best is to finish.
 
     Once nothing is hidden (the stock is empty, or ``open``) the position is
@@ -112,10 +114,10 @@ def hint(game: Game, rng: random.Random, samples: int = SAMPLES, width: int = BE
     return real_move(game, model, candidates[0])
 
 
-def play_out(game: Game, player: str, rng: random.Random) -> int:
+def play_out(game: Game, player: str, rng: random.Random, budget_s: float = 1.0) -> int:
     """Play ``game`` to its end with ``"greedy"`` or ``"hint"``; the final leftover."""
     while not game.is_over:
-        move = greedy_move(game) if player == "greedy" else hint(game, rng)
+        move = greedy_move(game) if player == "greedy" else hint(game, rng, budget_s=budget_s)
         if move is None:
             break
         game.play(move)

@@ -147,12 +147,16 @@ class Model:
             ones |= 1 << (_NIB * k)
         self.ones = ones
         self.nonbase_mask = sum(1 << (_NIB * k) for k in self.nonbase)
+        self.users: list[list[int]] = [[] for _ in range(_MAX_KEY)]  # users[n]: keys that build on n
+        for k in self.nonbase:
+            self.users[self.need[k]].append(k)
         self.top_mask = (1 << _BOT) - 1
         grid = 0
         for pile in position.piles:
             if pile:
                 grid += (1 << (_NIB * self.key[pile[-1]])) + (1 << (_NIB * self.key[pile[0]] + _BOT))
         self.root: State = (grid, 0, position.wastes, position.redeals, position.stock)
+        self.turn_size = 3  # 1 in the one-card-turn relaxation (see relaxation_bound)
         self.restricted = False  # set when a three-waste refill had to be skipped
         self.nodes = 0
 
@@ -190,7 +194,7 @@ class Model:
         kind, arg = move & 3, move >> 2
         if kind == TURN:
             n = len(wastes)
-            got = stock[ptr : ptr + 3] if n == 1 else stock[ptr : ptr + n]
+            got = stock[ptr : ptr + self.turn_size] if n == 1 else stock[ptr : ptr + n]
             if n == 1:
                 return grid, ptr + len(got), (wastes[0] + got,), redeals, stock
             new = list(wastes)
@@ -306,7 +310,72 @@ class Model:
         for k in self.nonbase:
             n = self.need[k]
             links += min(off[k] + self.bottoms(grid, k), off[n] + self.tops(grid, n))
-        return max(0, self.leftover(s) - links)
+        bound = self.leftover(s) - links
+        if ptr == len(stock) and s[3] == 0 and len(wastes) == 1:
+            bound = max(bound, self.waste_stack_bound(grid, wastes[0]))
+        return max(0, bound)
+
+    def waste_stack_bound(self, grid: int, waste: tuple[int, ...]) -> int:
+        """Cards certainly stuck in the waste once the stock is empty and no redeal is left.
+
+        Then the waste is a stack that only shrinks from the top: the top card
+        leaves by a waste play (it needs a top ``need``) or as the refill of a
+        whole-pile move (every merge takes the waste top). Relaxation: ``seen``
+        holds every key that is or has been a top (tops are never taken
+        away here), and a merge is allowed while fewer refills have been used
+        than there are non-base bottoms whose ``need`` is in ``seen`` (the
+        grid's, plus every card that left the waste, as if each became a
+        bottom). Walking the waste from the top, the first card that can
+        neither be played nor refilled under this relaxation stays, and with it
+        every card below it.
+
+        Why it is admissible: take any real line and its card ``c`` at depth
+        ``j`` that leaves. By induction every card above left in the
+        relaxation too, so its ``seen`` contains every real top so far (real
+        tops are grid tops or cards that left the waste above ``c``). If the
+        real line plays ``c``, its need is a real top, so in ``seen``. If it
+        refills ``c``, each of its merges so far consumed a distinct non-base
+        bottom (a grid bottom or a refilled card above ``c``) whose need was a
+        real top, so in ``seen``: the merges, this one included, number at most
+        the relaxation's allowance; and every card the relaxation refilled
+        could not be played there, so could not be played in the real line
+        either, which refilled it too: the relaxation has used at most the real
+        count minus one. So ``c`` leaves in the relaxation as well.
+        """
+        key, need = self.key, self.need
+        seen = _nonzero_nibbles(grid & self.top_mask, self.ones)
+        bots = grid >> _BOT
+        # allowance counts non-base bottoms (with multiplicity) whose need is seen
+        allowance = 0
+        for k in self.nonbase:
+            cnt = (bots >> (_NIB * k)) & 15
+            if cnt and seen >> (_NIB * need[k]) & 1:
+                allowance += cnt
+        pending = [0] * _MAX_KEY  # bottoms (left cards) whose need is not seen yet
+        for b in self.nonbase:
+            pending[b] = (bots >> (_NIB * b)) & 15 if not seen >> (_NIB * need[b]) & 1 else 0
+        used = 0
+        for depth in range(len(waste) - 1, -1, -1):
+            k = key[waste[depth]]
+            n = need[k]
+            if n >= 0 and seen >> (_NIB * n) & 1:
+                pass  # a waste play
+            elif used < allowance:
+                used += 1
+            else:
+                return depth + 1
+            if not seen >> (_NIB * k) & 1:
+                seen |= 1 << (_NIB * k)
+                # bottoms waiting for this key as their need become mergeable
+                for b in self.users[k]:
+                    allowance += pending[b]
+                    pending[b] = 0
+            if n >= 0:
+                if seen >> (_NIB * n) & 1:
+                    allowance += 1
+                else:
+                    pending[k] += 1
+        return 0
 
 
 # Paths are linked lists (move, parent) so states share their history.

@@ -12,7 +12,7 @@ import pytest
 from server.engine import Game, get_variant
 from server.engine.__main__ import main
 from server.engine.cards import make_card
-from server.engine.solver import Model, Position, solve, solve_position
+from server.engine.solver import Model, Position, State, solve, solve_position
 
 
 @pytest.mark.parametrize(
@@ -28,10 +28,10 @@ def test_solution_replays_to_its_par(variant: str) -> None:
 
 def _brute(position: Position) -> int:
     """Lowest leftover over every reachable position of real piles, moves of part of a pile included."""
-    start = (tuple(sorted(position.piles)), position.stock, ())
+    start = (tuple(sorted(position.piles)), position.stock, position.wastes[0])
     seen = {start}
     todo = [start]
-    result = len(position.stock)
+    result = len(position.stock) + len(position.wastes[0])
     while todo:
         piles, stock, waste = todo.pop()
         result = min(result, len(stock) + len(waste))
@@ -151,3 +151,62 @@ def test_cli_prints_one_json_object() -> None:
     data = json.loads(out.getvalue())
     assert set(data) == {"par", "proven", "lower_bound", "moves", "nodes", "seconds"}
     assert Game.replay("1", "classic", data["moves"]).leftover == data["par"]
+
+
+def _endgame(rng: random.Random) -> Position:
+    """Stock empty, no redeal: a random small grid and a waste of 3..12 cards."""
+    cards = [make_card(v, s) for v in range(2, 14) for s in (0, 1) for _ in range(2)]
+    rng.shuffle(cards)
+    n, w = rng.randint(4, 7), rng.randint(3, 12)
+    return Position(get_variant("classic"), tuple((c,) for c in cards[:n]), (), (tuple(cards[n : n + w]),), 0)
+
+
+def test_waste_stack_bound_is_admissible_and_bites() -> None:
+    """The endgame bound never exceeds the brute-force optimum; it is often exact."""
+    exact = positive = 0
+    for seed in range(60):
+        position = _endgame(random.Random(seed))
+        model = Model(position)
+        bound = model.waste_stack_bound(model.root[0], position.wastes[0])
+        best = _brute(position)
+        assert 0 <= bound <= best
+        assert model.link_bound(model.root) <= best
+        exact += bound == best
+        positive += bound > 0
+    assert positive > 30 and exact > 20
+
+
+def _exact(model: Model, state: State, memo: dict[object, int]) -> int:
+    """Lowest leftover reachable from a model state, by exhaustive search over model moves."""
+    key = model.tt_key(state)
+    if key not in memo:
+        best = model.leftover(state)
+        for mv in model.window_moves(state) + model.turn_moves(state):
+            child = model.play(state, mv)
+            if child is not None:
+                best = min(best, _exact(model, child, memo))
+        memo[key] = best
+    return memo[key]
+
+
+def test_bounds_hold_on_every_reachable_state() -> None:
+    """Every state reachable in small deals: the bound is <= that state's exhaustive optimum."""
+    checked = bitten = 0
+    for seed in range(8):
+        position = _small_position(random.Random(200 + seed))
+        model = Model(position)
+        memo: dict[object, int] = {}
+        _exact(model, model.root, memo)
+        todo, seen = [model.root], set()
+        while todo:
+            state = todo.pop()
+            bound = model.link_bound(state)
+            assert bound <= _exact(model, state, memo)
+            checked += 1
+            bitten += bound > 0
+            for mv in model.window_moves(state) + model.turn_moves(state):
+                child = model.play(state, mv)
+                if child is not None and model.tt_key(child) not in seen:
+                    seen.add(model.tt_key(child))
+                    todo.append(child)
+    assert checked > 100 and bitten > 20, (checked, bitten)
