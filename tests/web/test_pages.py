@@ -94,12 +94,15 @@ def test_every_language_is_complete(server_url: str, pages: Any) -> None:
     )
     assert problems == []
     for lang in LANGS:
-        for path in ["", "practice", "rules", "m/ACDEFGHJ"]:
+        for path in ["", "practice", "rules", "m/ACDEFGHJ", "daily", "stats"]:
             page.goto(server_url + path)
             page.select_option("#lang", lang)
             expect(page.locator("html")).to_have_attribute("lang", lang)
             if path.startswith("m/"):
                 expect(page.locator("[role=alert] .big")).to_be_visible()
+            ready = {"daily": "#today-panel h2", "stats": "#history-panel h2"}.get(path)
+            if ready:
+                expect(page.locator(ready)).to_be_visible()
             pairs = page.eval_on_selector_all(
                 "[data-i18n]", "els => els.map(e => [e.dataset.i18n, e.textContent.trim()])"
             )

@@ -1,5 +1,6 @@
 // The page: routes, screens and the protocol conversation. Routes (served by the server's
-// index.html fallback): /  /practice  /rules  /m/CODE (play or join)  /w/CODE (watch)  /r/CODE (replay).
+// index.html fallback): /  /practice  /rules  /m/CODE (play or join)  /w/CODE (watch)  /r/CODE (replay)
+// /daily  /daily/YYYY-MM-DD (a day's leaderboard)  /stats  /stats/PLAYER (another player's figures).
 
 import { LANGS, detectLang, setLang, t, translateTree } from "./i18n.js";
 import { Net } from "./net.js";
@@ -7,6 +8,8 @@ import { Board } from "./board.js";
 import { el, fmtTime } from "./dom.js";
 import { rulesScreen } from "./rules.js";
 import { replayScreen } from "./replay.js";
+import { dailyScreen } from "./daily.js";
+import { statsScreen } from "./stats.js";
 
 const VARIANTS = ["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"];
 const TIME_LIMITS = [120, 300, 600, 900, 1800];
@@ -143,7 +146,8 @@ function route() {
   const path = location.pathname.replace(/\/+$/, "") || "/";
   let m;
   for (const a of document.querySelectorAll("nav a[data-link]")) {
-    const current = a.getAttribute("href") === path;
+    const href = a.getAttribute("href");
+    const current = href === path || (href !== "/" && path.startsWith(`${href}/`));
     if (current) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
@@ -153,6 +157,10 @@ function route() {
   else if ((m = /^\/m\/([A-Z0-9]+)$/.exec(path)) && CODE_RE.test(m[1])) screen = matchScreen(m[1]);
   else if ((m = /^\/w\/([A-Z0-9]+)$/.exec(path)) && CODE_RE.test(m[1])) screen = watchScreen(m[1]);
   else if ((m = /^\/r\/([A-Z0-9]+)$/.exec(path)) && CODE_RE.test(m[1])) screen = replayScreen(app, m[1]);
+  else if (path === "/daily") screen = dailyScreen(app, screenContext());
+  else if ((m = /^\/daily\/(\d{4}-\d{2}-\d{2})$/.exec(path))) screen = dailyScreen(app, screenContext(), m[1]);
+  else if (path === "/stats") screen = statsScreen(app, screenContext());
+  else if ((m = /^\/stats\/([A-Za-z0-9_-]{1,64})$/.exec(path))) screen = statsScreen(app, screenContext(), m[1]);
   else screen = homeScreen();
   document.getElementById("main").focus({ preventScroll: true });
   window.scrollTo(0, 0);
@@ -160,8 +168,14 @@ function route() {
 
 // ------------------------------------------------------------------ seats in the tab's storage
 
-function saveSeat(code, token, seat) {
-  sessionStorage.setItem(`grip:seat:${code}`, JSON.stringify({ token, seat }));
+function saveSeat(code, token, seat, extra = {}) {
+  // extra: {daily, ranked} for a daily game this page created (the lobby does not say)
+  sessionStorage.setItem(`grip:seat:${code}`, JSON.stringify({ token, seat, ...extra }));
+}
+
+/** What the daily and stats screens need from the page. */
+function screenContext() {
+  return { net, navigate, toast, errorText, saveSeat };
 }
 function loadSeat(code) {
   try {
@@ -417,10 +431,16 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
     if (rematchAsked) actions.append(el("span", { class: "note", i18n: "rematch_wait" }));
     else actions.append(el("button", { class: "btn primary", type: "button", id: "rematch", i18n: "rematch", onclick: onRematch }));
   }
-  actions.append(
-    el("a", { class: "btn", href: `/r/${result.match}`, "data-link": true, id: "watch-replay", i18n: "watch_replay" }),
-    el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "new_race" }),
-  );
+  if (result.daily && !result.seed) {
+    // a daily game's replay (and seed) opens when its day is over
+    actions.append(el("span", { class: "note", i18n: "replay_tomorrow" }));
+  } else {
+    actions.append(el("a", { class: "btn", href: `/r/${result.match}`, "data-link": true, id: "watch-replay", i18n: "watch_replay" }));
+  }
+  if (result.daily) {
+    actions.append(el("a", { class: "btn", href: result.seed ? `/daily/${result.daily}` : "/daily", "data-link": true, id: "to-leaderboard", i18n: "to_leaderboard" }));
+  }
+  actions.append(el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "new_race" }));
   return el(
     "section",
     { class: "panel result", id: "result", "aria-labelledby": "result-h" },
@@ -520,7 +540,7 @@ function matchScreen(code) {
     resumeTries: 0,
   };
   const saved = loadSeat(code);
-  if (saved) Object.assign(st, { token: saved.token, seat: saved.seat });
+  if (saved) Object.assign(st, { token: saved.token, seat: saved.seat, daily: saved.daily || null, ranked: Boolean(saved.ranked) });
   const clock = new Clock();
 
   const top = el("div", { class: "match-top" });
@@ -566,7 +586,8 @@ function matchScreen(code) {
       top,
       el("span", { class: "tag" }, el("span", { i18n: "code" }), ": ", el("strong", { class: "code", text: code })),
       lb ? el("span", { class: "tag", i18n: `v_${lb.variant.replace("-", "_")}` }) : null,
-      lb && lb.solo ? el("span", { class: "tag", i18n: "solo_game" }) : null,
+      st.daily ? el("span", { class: "tag daily-tag", i18n: st.ranked ? "daily_ranked_tag" : "daily_practice_tag" }) : null,
+      lb && lb.solo && !st.ranked ? el("span", { class: "tag", i18n: "solo_game" }) : null,
       clock.node,
     );
   }
@@ -689,7 +710,7 @@ function matchScreen(code) {
     }
     const actions = el("div", { class: "actions" });
     if (!st.result && !myEnded() && lb.status === "playing") {
-      if (lb.solo) {
+      if (lb.solo && !st.ranked) {
         actions.append(
           el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => net.send({ type: "hint" }) }),
           el("button", { class: "btn", type: "button", id: "undo", i18n: "undo", onclick: () => net.send({ type: "undo" }) }),

@@ -1,0 +1,254 @@
+// A player's figures (/stats: one's own, /stats/ID: anyone's public ones): per variant, the daily
+// streak, two SVG pictures (score distribution, last 30 scores), the head-to-head table and the
+// paged history, each game opening in the replay viewer.
+import { el } from "./dom.js";
+import { t } from "./i18n.js";
+import { barChart, lineChart } from "./charts.js";
+
+const LAST = 30;
+
+function fmtNum(x) {
+  return (Math.round(x * 10) / 10).toLocaleString(document.documentElement.lang, { maximumFractionDigits: 1 });
+}
+
+function fmtDate(ms) {
+  const d = new Date(ms);
+  return d.toLocaleDateString(document.documentElement.lang, { year: "numeric", month: "short", day: "numeric" });
+}
+
+function todayUTC() {
+  return new Date().toISOString().slice(0, 10);
+}
+
+function variantName(v) {
+  return t(`v_${v.replace("-", "_")}`);
+}
+
+function scoreChart(scores) {
+  const counts = new Map();
+  for (const s of scores) counts.set(s, (counts.get(s) || 0) + 1);
+  const items = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([x, y]) => ({ x, y }));
+  return barChart(items, { title: t("chart_dist"), xLabel: t("dist_x"), label: (x, y) => t("chart_dist_bar", { score: x, n: y }) });
+}
+
+function trendChart(scores) {
+  const last = scores.slice(-LAST);
+  return lineChart(last, { title: t("chart_trend", { n: last.length }), xLabel: t("chart_trend_x"), label: (i, v) => t("chart_trend_pt", { k: i, score: v }) });
+}
+
+function variantSection(v) {
+  const fig = (key, value, cls) => el("div", { class: "fig" }, el("dt", { i18n: key }), el("dd", { class: cls, text: value }));
+  return el(
+    "section",
+    { class: "panel variant-stats", "data-variant": v.variant, "aria-label": variantName(v.variant) },
+    el("h2", { i18n: `v_${v.variant.replace("-", "_")}` }),
+    el(
+      "dl",
+      { class: "figures" },
+      fig("st_played", String(v.played), "played"),
+      fig("st_wins", String(v.wins), "wins"),
+      fig("st_mean", fmtNum(v.mean_score), "mean"),
+      fig("st_best", String(v.best_score), "best"),
+      fig("rating_brilliant", String(v.ratings.brilliant || 0), "brilliant"),
+      fig("rating_excellent", String(v.ratings.excellent || 0), "excellent"),
+      fig("rating_good", String(v.ratings.good || 0), "good"),
+      fig("st_on_grid", fmtNum(v.mean_on_grid), "on-grid"),
+      fig("st_complete", fmtNum(v.mean_complete), "complete"),
+    ),
+    el(
+      "div",
+      { class: "charts" },
+      el("figure", { class: "chart-box dist" }, scoreChart(v.scores), el("figcaption", { i18n: "chart_dist" })),
+      el(
+        "figure",
+        { class: "chart-box trend" },
+        trendChart(v.scores),
+        el("figcaption", { i18n: "chart_trend", args: { n: Math.min(LAST, v.scores.length) } }),
+      ),
+    ),
+  );
+}
+
+export function statsScreen(app, ctx, player = null) {
+  const { net, errorText, toast } = ctx;
+  const limit = Math.max(1, Math.min(100, Number(new URLSearchParams(location.search).get("limit")) || 20));
+  const st = { stats: null, games: [], next: null, historyLoaded: false, olderPending: false, fatal: null };
+  const who = player ? { player } : {};
+
+  function ask() {
+    st.games = [];
+    st.historyLoaded = false;
+    net.send({ type: "stats", ...who });
+    net.send({ type: "history", ...who, limit });
+  }
+  ask();
+
+  function h2hPanel() {
+    const rows = st.stats.head_to_head;
+    const body = rows.length
+      ? el(
+          "div",
+          { class: "table-wrap" },
+          el(
+            "table",
+            { class: "result-table", id: "h2h" },
+            el("thead", {}, el("tr", {}, ...["opponent", "st_wins", "st_losses", "st_draws", "st_last"].map((k) => el("th", { scope: "col", i18n: k })))),
+            el(
+              "tbody",
+              {},
+              ...rows.map((r) =>
+                el(
+                  "tr",
+                  { "data-opponent": r.opponent },
+                  el("th", { scope: "row" }, el("a", { href: `/stats/${encodeURIComponent(r.opponent)}`, "data-link": true, text: r.name })),
+                  el("td", { class: "wins", text: String(r.wins) }),
+                  el("td", { class: "losses", text: String(r.losses) }),
+                  el("td", { class: "draws", text: String(r.draws) }),
+                  el("td", {}, el("a", { href: `/r/${r.last_match}`, "data-link": true, class: "replay-link", text: fmtDate(r.last_at) })),
+                ),
+              ),
+            ),
+          ),
+        )
+      : el("p", { class: "note", id: "h2h-empty", i18n: "h2h_empty" });
+    return el("section", { class: "panel", id: "h2h-panel" }, el("h2", { i18n: "h2h_title" }), body);
+  }
+
+  function historyPanel() {
+    const parts = [el("h2", { i18n: "history_title" })];
+    if (!st.historyLoaded) parts.push(el("p", { class: "note", i18n: "loading" }));
+    else if (!st.games.length) parts.push(el("p", { class: "note", i18n: "history_empty" }));
+    else {
+      const today = todayUTC();
+      parts.push(
+        el(
+          "div",
+          { class: "table-wrap" },
+          el(
+            "table",
+            { class: "result-table history", id: "history" },
+            el("thead", {}, el("tr", {}, ...["st_when", "variant", "opponent", "st_outcome", "score", "rating", "replay_title"].map((k) => el("th", { scope: "col", i18n: k })))),
+            el(
+              "tbody",
+              {},
+              ...st.games.map((g) =>
+                el(
+                  "tr",
+                  { "data-match": g.match, class: `o-${g.outcome}` },
+                  el("td", {}, el("span", { text: fmtDate(g.at) }), g.daily ? el("span", { class: "tag mini", i18n: "nav_daily" }) : null),
+                  el("td", { i18n: `v_${g.variant.replace("-", "_")}` }),
+                  el("td", { text: g.opponent || "—" }),
+                  el("td", { class: "outcome", i18n: `out_${g.outcome}` }),
+                  el("td", { class: "score", text: String(g.score) }),
+                  el("td", { text: t(`rating_${g.rating || "none"}`), "data-i18n": `rating_${g.rating || "none"}` }),
+                  el(
+                    "td",
+                    {},
+                    g.daily && g.daily >= today
+                      ? el("span", { class: "note", i18n: "replay_tomorrow" })
+                      : el("a", { href: `/r/${g.match}`, "data-link": true, class: "replay-link", i18n: "replay_link" }),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        ),
+      );
+      if (st.next) {
+        parts.push(
+          el("button", {
+            class: "btn small",
+            type: "button",
+            id: "older",
+            i18n: "older",
+            disabled: st.olderPending,
+            onclick: () => {
+              st.olderPending = true;
+              net.send({ type: "history", ...who, before: st.next, limit });
+              draw();
+            },
+          }),
+        );
+      }
+    }
+    return el("section", { class: "panel", id: "history-panel" }, ...parts);
+  }
+
+  function draw() {
+    if (st.fatal) {
+      app.replaceChildren(
+        el("section", { class: "panel", role: "alert" }, el("p", { class: "big", id: "stats-error", text: errorText(st.fatal) }), el("a", { class: "btn", href: "/stats", "data-link": true, i18n: "my_stats" })),
+      );
+      return;
+    }
+    if (!st.stats) {
+      app.replaceChildren(el("p", { class: "note", i18n: "loading" }));
+      return;
+    }
+    const s = st.stats;
+    const mine = s.player === localStorage.getItem("grip:player");
+    const variants = [...s.variants].sort((a, b) => b.played - a.played);
+    app.replaceChildren(
+      el(
+        "div",
+        { class: "stats", id: "stats", "data-player": s.player },
+        el(
+          "section",
+          { class: "panel stats-head" },
+          el("h1", {}, mine ? el("span", { i18n: "stats_mine" }) : el("span", { i18n: "stats_of", args: { name: s.name } })),
+          el(
+            "dl",
+            { class: "figures streak" },
+            el("div", { class: "fig" }, el("dt", { i18n: "st_games" }), el("dd", { id: "total-games", text: String(s.variants.reduce((n, v) => n + v.played, 0)) })),
+            el("div", { class: "fig" }, el("dt", { i18n: "st_streak" }), el("dd", { id: "streak", text: String(s.daily_streak) })),
+            el("div", { class: "fig" }, el("dt", { i18n: "st_best_streak" }), el("dd", { id: "best-streak", text: String(s.best_daily_streak) })),
+          ),
+          el(
+            "p",
+            { class: "fine" },
+            el("span", { i18n: mine ? "stats_public" : "stats_public_other" }),
+            " ",
+            el("a", { href: `/stats/${encodeURIComponent(s.player)}`, "data-link": true, id: "public-link", text: `${location.origin}/stats/${s.player}` }),
+          ),
+          mine ? null : el("p", {}, el("a", { href: "/stats", "data-link": true, i18n: "my_stats" })),
+        ),
+        variants.length ? null : el("p", { class: "panel note", id: "no-games", i18n: "stats_empty" }),
+        ...variants.map(variantSection),
+        el("div", { class: "cards2" }, h2hPanel(), historyPanel()),
+      ),
+    );
+  }
+  draw();
+
+  return {
+    rerender: draw,
+    onReconnect: ask,
+    onMessage(msg) {
+      switch (msg.type) {
+        case "stats":
+          st.stats = msg;
+          draw();
+          return true;
+        case "history":
+          st.games = st.olderPending ? st.games.concat(msg.games) : msg.games;
+          st.olderPending = false;
+          st.next = msg.next;
+          st.historyLoaded = true;
+          draw();
+          return true;
+        case "error":
+          if (!st.stats && ["not_found", "bad_key"].includes(msg.code)) {
+            st.fatal = msg.code === "not_found" ? "no_player" : msg.code;
+            draw();
+            return true;
+          }
+          st.olderPending = false;
+          toast(errorText(msg.code));
+          draw();
+          return true;
+        default:
+          return false;
+      }
+    },
+  };
+}

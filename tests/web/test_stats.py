@@ -1,0 +1,125 @@
+"""The stats page after a race and a practice game: the figures the games produced, both SVG
+charts, the head-to-head table, the paged history opening the replay viewer."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.sync_api import expect
+
+from .helpers import BOARD, create_race, finish, join, start, turn, turn_to_the_end
+
+
+def result_score(page: Any, name: str) -> int:
+    row = page.locator("#result tbody tr", has_text=name)
+    return int(row.locator(".score").inner_text())
+
+
+def test_stats_after_a_race_and_a_practice_game(server_url: str, pages: Any, shot: Any) -> None:
+    ada = pages.new()
+    bea = pages.new()
+    link = create_race(ada, server_url, "Ada", deal="4242", minutes=5)
+    join(bea, server_url, link, "Bea")
+    start(ada, bea)
+    turn_to_the_end(ada, build=True)
+    turn(bea)
+    finish(ada)
+    finish(bea)
+    for p in (ada, bea):
+        expect(p.locator("#result tbody tr")).to_have_count(2)
+    race = {"ada": result_score(ada, "Ada"), "bea": result_score(ada, "Bea")}
+    headline = ada.locator("#result h2").inner_text()
+    won, lost, drew = (
+        int(headline == "You won!"),
+        int(headline == "You lost."),
+        int(headline == "It's a draw."),
+    )
+    assert won + lost + drew == 1
+
+    # two practice games for Ada
+    solos = []
+    for deal, build in [("99", False), ("12345", True)]:
+        ada.goto(f"{server_url}practice")
+        ada.fill("#deal", deal)
+        ada.click("#start-practice")
+        expect(ada.locator(f"{BOARD} button.stock")).to_be_enabled()
+        turn(ada)
+        if build:
+            turn_to_the_end(ada, build=True)
+        finish(ada)
+        expect(ada.locator("#result")).to_be_visible()
+        solos.append(result_score(ada, "Ada"))
+    scores = [race["ada"], *solos]
+
+    ada.click("#nav-stats")
+    classic = ada.locator('.variant-stats[data-variant="classic"]')
+    expect(classic.locator("dd.played")).to_have_text("3")
+    expect(classic.locator("dd.wins")).to_have_text(str(scores.count(0)))
+    expect(classic.locator("dd.best")).to_have_text(str(min(scores)))
+    mean = sum(scores) / 3
+    expect(classic.locator("dd.mean")).to_have_text(re.sub(r"\.0$", "", f"{mean:.1f}"))
+    expect(ada.locator("#total-games")).to_have_text("3")
+    expect(ada.locator("#streak")).to_have_text("0")
+    # the two pictures: one bar per distinct score, one point per game
+    expect(classic.locator(".dist svg .bar")).to_have_count(len(set(scores)))
+    expect(classic.locator(".trend svg .pt")).to_have_count(3)
+    bars = classic.locator(".dist svg .bar")
+    heights = {
+        int(bars.nth(i).get_attribute("data-x") or -1): int(bars.nth(i).get_attribute("data-y") or 0)
+        for i in range(bars.count())
+    }
+    assert heights == {s: scores.count(s) for s in set(scores)}
+    points = classic.locator(".trend svg .pt")
+    assert [int(points.nth(i).get_attribute("data-y") or -1) for i in range(3)] == scores  # oldest first
+
+    # head to head against Bea
+    row = ada.locator("#h2h tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("th")).to_have_text("Bea")
+    expect(row.locator(".wins")).to_have_text(str(won))
+    expect(row.locator(".losses")).to_have_text(str(lost))
+    expect(row.locator(".draws")).to_have_text(str(drew))
+
+    # history, newest first; each game opens in the replay viewer
+    games = ada.locator("#history tbody tr")
+    expect(games).to_have_count(3)
+    expect(games.nth(0).locator(".score")).to_have_text(str(solos[1]))
+    expect(games.nth(0).locator(".outcome")).to_have_text("solo")
+    expect(games.nth(1).locator(".score")).to_have_text(str(solos[0]))
+    expect(games.nth(2).locator(".score")).to_have_text(str(race["ada"]))
+    expect(games.nth(2)).to_contain_text("Bea")
+    shot(ada, "stats", full_page=True)
+
+    ada.set_viewport_size({"width": 360, "height": 740})
+    assert ada.evaluate("document.documentElement.scrollWidth") <= 360
+    ada.set_viewport_size({"width": 1200, "height": 860})
+
+    games.nth(2).locator(".replay-link").click()
+    expect(ada.locator(".replay .seed code")).to_have_text("4242")
+    expect(ada.locator(".spec-col")).to_have_count(2)
+
+    # paged: one game a page, then "Older"
+    ada.goto(f"{server_url}stats?limit=2")
+    expect(ada.locator("#history tbody tr")).to_have_count(2)
+    ada.click("#older")
+    expect(ada.locator("#history tbody tr")).to_have_count(3)
+    expect(ada.locator("#older")).to_have_count(0)
+
+    # Bea's public figures, from the head-to-head link
+    ada.click("#h2h tbody tr th a")
+    expect(ada.locator(".stats-head h1")).to_have_text("Statistics of Bea")
+    expect(ada.locator('.variant-stats[data-variant="classic"] dd.played')).to_have_text("1")
+    expect(ada.locator('.variant-stats[data-variant="classic"] dd.best')).to_have_text(str(race["bea"]))
+    expect(ada.locator("#h2h tbody tr th")).to_have_text("Ada")
+
+    # Bea sees the same record from her side
+    bea.click("#nav-stats")
+    expect(bea.locator("#h2h tbody tr .wins")).to_have_text(str(lost))
+    expect(bea.locator("#h2h tbody tr .losses")).to_have_text(str(won))
+
+
+def test_unknown_player_reads_as_a_sentence(server_url: str, pages: Any) -> None:
+    page = pages.new()
+    page.goto(f"{server_url}stats/nobody-at-all")
+    expect(page.locator("#stats-error")).to_have_text("There is no player with that id.")
