@@ -32,6 +32,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
     ap.add_argument("--log", default="INFO")
     args = ap.parse_args(argv)
     logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.log.upper() != "DEBUG":  # a line for every connection and HTTP request is noise
+        logging.getLogger("websockets").setLevel(logging.WARNING)
     store = args.redis or f"sqlite:///{Path(args.data).resolve() / 'grip.db'}"
     settings = Settings(
         host=args.host,
