@@ -27,6 +27,7 @@ from .match import (
     Event,
     Match,
     MatchError,
+    Moved,
     Opened,
     RematchOpened,
     decode_events,
@@ -159,19 +160,23 @@ class Hub:
                 if isinstance(decision, Duplicate) or not decision:
                     return decision
                 try:
-                    await self._append(lm.match.id, lm.match.ev, decision)
+                    shift = await self._append(lm.match.id, lm.match.ev, decision)
                 except Conflict:
                     await self._catch_up(lm)
                     continue
+                if shift:  # placed after others' moves we had not seen: take them in first
+                    decision = [e.model_copy(update={"ev": e.ev + shift}) for e in decision]
+                    await self._catch_up(lm)
                 self._apply(lm, decision)
                 await self._publish(lm.match.id, decision)
                 await self._after(lm, decision)
                 return decision
         raise MatchError(p.ErrorCode.UNAVAILABLE, "the match is busy; try again")
 
-    async def _append(self, match_id: str, expected: int, events: list[Event]) -> None:
+    async def _append(self, match_id: str, expected: int, events: list[Event]) -> int:
+        rebase = len(events) == 1 and isinstance(events[0], Moved)
         try:
-            await self.store.append(match_id, expected, events)
+            return await self.store.append(match_id, expected, events, rebase=rebase)
         except StoreUnavailable:
             raise MatchError(
                 p.ErrorCode.UNAVAILABLE, "the store is unavailable; nothing was changed"

@@ -79,11 +79,17 @@ class Store(Protocol):
     async def ping(self) -> bool:
         """Whether the store answers right now (for /healthz)."""
 
-    async def append(self, match_id: str, expected_ev: int, events: Sequence[Event]) -> None:
-        """Append after ``expected_ev``; Conflict if the log has moved on.
+    async def append(
+        self, match_id: str, expected_ev: int, events: Sequence[Event], *, rebase: bool = False
+    ) -> int:
+        """Append after ``expected_ev``; Conflict if the log has moved on. Returns the ev shift.
 
-        A batch holding a ``decided`` event also stores its result, in the
-        same atomic write.
+        With ``rebase`` (a lone ``moved`` event), a store may instead append
+        after events the caller has not seen, if they cannot change the move's
+        legality (other seats' moves, connection changes): the events then
+        get the next free ``ev`` numbers, and the shift (new ev - given ev) is
+        returned. A batch holding a ``decided`` event also stores its result,
+        in the same atomic write.
         """
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]: ...

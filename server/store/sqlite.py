@@ -67,13 +67,17 @@ class SqliteStore:
             return False
         return True
 
-    async def append(self, match_id: str, expected_ev: int, events: Sequence[Event]) -> None:
+    async def append(
+        self, match_id: str, expected_ev: int, events: Sequence[Event], *, rebase: bool = False
+    ) -> int:
+        """One process appends here, so there is nothing to rebase past: ``rebase`` is moot."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self._pending.append((match_id, events, done))
         if len(self._pending) == 1:
             loop.call_soon(self._commit)
         await done
+        return 0
 
     def _commit(self) -> None:
         """Write every pending append in one transaction; settle each one's future."""
@@ -84,26 +88,16 @@ class SqliteStore:
         outcomes: list[BaseException | None] = []
         try:
             db.execute("BEGIN IMMEDIATE")
-            if len(batch) == 1:
-                match_id, events, _ = batch[0]
+            for match_id, events, _ in batch:
+                db.execute("SAVEPOINT append")
                 try:
                     self._write(match_id, events)
                     outcomes.append(None)
                 except sqlite3.IntegrityError:
-                    db.execute("ROLLBACK")
+                    db.execute("ROLLBACK TO append")
                     outcomes.append(Conflict(match_id))
-            else:
-                for match_id, events, _ in batch:
-                    db.execute("SAVEPOINT append")
-                    try:
-                        self._write(match_id, events)
-                        outcomes.append(None)
-                    except sqlite3.IntegrityError:
-                        db.execute("ROLLBACK TO append")
-                        outcomes.append(Conflict(match_id))
-                    db.execute("RELEASE append")
-            if db.in_transaction:
-                db.execute("COMMIT")
+                db.execute("RELEASE append")
+            db.execute("COMMIT")
         except Exception as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")

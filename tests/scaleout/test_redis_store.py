@@ -1,0 +1,71 @@
+"""The Redis append script: conditional on the last ev, seqs once each, and the rebase of a lone move."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.match import Connected, Ended, Event, Match, Moved, Numbers
+from server.store import Conflict
+from server.store.redis import RedisStore
+
+NUMBERS = Numbers(leftover=72, on_grid=24, complete=0, moves=1)
+M = "ACDEFGHJ"
+
+
+def moved(ev: int, seat: int, seq: int) -> Moved:
+    return Moved(ev=ev, at=ev, seat=seat, seq=seq, move="T", numbers=NUMBERS)
+
+
+@pytest.fixture
+async def store(redis_url: str) -> RedisStore:
+    store = RedisStore(redis_url)
+    opening: list[Event] = Match.open(
+        M,
+        variant="classic",
+        seed="1",
+        seats=2,
+        time_limit_s=600,
+        name="A",
+        token="t" * 24,
+        player=None,
+        now=0,
+    )
+    await store.append(M, 0, opening)  # ev 1, 2
+    await store.append(M, 2, [moved(3, 0, 1)])
+    return store
+
+
+async def evs(store: RedisStore) -> list[tuple[int, str, int]]:
+    return [(e.ev, e.kind, getattr(e, "seat", -1)) for e in await store.events(M)]
+
+
+async def test_a_stale_append_conflicts_and_writes_nothing(store: RedisStore) -> None:
+    with pytest.raises(Conflict):
+        await store.append(M, 2, [moved(3, 1, 1)])
+    assert await evs(store) == [(1, "opened", -1), (2, "seated", 0), (3, "moved", 0)]
+    await store.close()
+
+
+async def test_a_seq_is_accepted_once(store: RedisStore) -> None:
+    with pytest.raises(Conflict):
+        await store.append(M, 3, [moved(4, 0, 1)])  # seq 1 of seat 0 again
+    await store.close()
+
+
+async def test_a_lone_move_is_rebased_past_the_other_seats_moves(store: RedisStore) -> None:
+    await store.append(M, 3, [Connected(ev=4, at=4, seat=1, conn="x")])
+    shift = await store.append(M, 2, [moved(3, 1, 1)], rebase=True)  # decided before ev 3 and 4
+    assert shift == 2
+    assert (await evs(store))[-1] == (5, "moved", 1)
+    assert (await store.events(M, 4))[0].ev == 5  # renumbered inside the stored body too
+    await store.close()
+
+
+async def test_no_rebase_past_the_movers_own_events_or_an_end(store: RedisStore) -> None:
+    with pytest.raises(Conflict):  # seat 0's own move came first: its seq 2 was decided on a stale game
+        await store.append(M, 2, [moved(3, 0, 2)], rebase=True)
+    await store.append(M, 3, [Ended(ev=4, at=4, seat=1, reason="resign", score=72)])
+    with pytest.raises(Conflict):  # the match may be over: decide again
+        await store.append(M, 3, [moved(4, 0, 2)], rebase=True)
+    assert await store.append(M, 4, [moved(5, 0, 2)], rebase=True) == 0
+    await store.close()
