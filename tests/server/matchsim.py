@@ -9,7 +9,8 @@ from server.engine import Game
 from server.match import Audience, Duplicate, Event, Match, decode_events, encode_events, receives
 
 CODE = "ACDEFGHJ"
-T0 = 1_700_000_000_000
+from fakeclock import T0
+
 TOKENS = ("seat0-token-aaaaaaaaaaaaaaaa", "seat1-token-bbbbbbbbbbbbbbbb")
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from conftest import FakeClock
+from fakeclock import FakeClock
 from race import MakeAppT, client, greedy, kick
 from wsclient import Msg, WsClient
 
