@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from fakeclock import T0
+
 from server import protocol as p
 from server.engine import Game
 from server.match import Audience, Duplicate, Event, Match, decode_events, encode_events, receives
 
 CODE = "ACDEFGHJ"
-from fakeclock import T0
 
 TOKENS = ("seat0-token-aaaaaaaaaaaaaaaa", "seat1-token-bbbbbbbbbbbbbbbb")
 
