@@ -14,6 +14,15 @@ person at the table would.
   longest, preferring at equal length the end position with the most open
   tops (piles that can still take a card, counted by distinct card). It turns
   only when nothing lowers the leftover, as greedy does.
+
+  In ``open``, when the view shows everything (the stock is in the view and
+  the waste holds at most its top), it plays the solver's line instead (the
+  hint's ``solved_view_move``: solved once within ``LOOKAHEAD_SOLVE_S``, then
+  followed while the views match the line's states). Elsewhere the hint's
+  gains need what a single view does not show (the waste under its top,
+  remembered across a redeal), and where they do not, the hint is greedy;
+  measured on deals 1..100 this search already plays exactly as greedy in
+  ``classic`` and ``relaxed``.
 """
 
 from __future__ import annotations
@@ -21,10 +30,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .players import solved_view_move
+
 RANKS = "23456789TJQK"
 Card = tuple[int, str] | None  # (value 2..13, suit); None: a card the player cannot see
 MAX_DEPTH = 4
 MAX_NODES = 300
+LOOKAHEAD_SOLVE_S = 0.3  # runs on the server's event loop for bots: keep it short
 
 
 def greedy_view(view: Mapping[str, Any]) -> str | None:
@@ -107,6 +119,10 @@ def lookahead_view(view: Mapping[str, Any]) -> str | None:
     """The first move of the longest visible run of leftover-lowering moves; else turn/redeal."""
     if view["over"]:
         return None
+    if view.get("stock") is not None:
+        solved = solved_view_move(view, LOOKAHEAD_SOLVE_S)
+        if solved is not None and (solved == "" or solved in view["legal"]):
+            return solved or None
     search = _Search(view)
     search.run(0, None)
     legal: list[str] = view["legal"]

@@ -28,11 +28,12 @@ def test_hint_is_legal(variant: str) -> None:
         assert move is None or move in game.legal_moves()
 
 
-def test_hint_does_not_read_the_stock() -> None:
+@pytest.mark.parametrize("variant", ["classic", "relaxed", "three-waste", "suitless"])
+def test_hint_does_not_read_the_stock(variant: str) -> None:
     """Same view, same waste, different stock order: the same hint."""
     checked = 0
     for seed in range(1, 30):
-        game = Game.new(str(seed))
+        game = Game.new(str(seed), variant)
         _advance(game, 12)
         if game.stock_count < 6:
             continue
@@ -52,3 +53,41 @@ def test_greedy_plays_to_the_end() -> None:
     game = Game.new("2")
     score = play_out(game, "greedy", random.Random(0))
     assert game.is_over and score == game.leftover
+
+
+def test_stock_after_a_redeal_is_the_remembered_waste() -> None:
+    """Why the hint may read the stock after a redeal: it is the waste the player saw, in order."""
+    game = Game.new("4", "relaxed")
+    while game.redeals_left:
+        if game.stock_count == 0:
+            remembered = game.state()["waste"]
+            game.play("R")
+            break
+        _advance(game, 1)
+    assert game.state()["stock"] == remembered
+    for _ in range(10):  # later turns and refills only take from the top
+        stock = game.state()["stock"]
+        move = greedy_move(game)
+        assert move is not None
+        game.play(move)
+        after = game.state()["stock"]
+        assert after == stock[len(stock) - len(after) :]
+
+
+def test_relaxed_hint_holds_whole_piles_until_the_stock_is_seen() -> None:
+    game = Game.new("6", "relaxed")
+    rng = random.Random(0)
+    while game.redeals_left and game.stock_count:
+        move = hint(game, rng)
+        assert move is not None and ":0>" not in str(move)
+        game.play(move)
+
+
+@pytest.mark.parametrize("variant", ["open", "relaxed"])
+def test_hint_follows_a_solved_line(variant: str) -> None:
+    """Where everything is seen the hint plays the solver's line: far below greedy here."""
+    greedy = play_out(Game.new("1", variant), "greedy", random.Random(0))
+    game = Game.new("1", variant)
+    hinted = play_out(game, "hint", random.Random(0), budget_s=0.5)
+    assert game.is_over or hint(game, random.Random(0)) is None
+    assert hinted < greedy - 5
