@@ -34,8 +34,14 @@ def card_suit(card: int) -> int:
     return card & 3
 
 
+_TEXT = [
+    RANKS[(c >> 2) - FIRST_VALUE] + SUITS[c & 3] if FIRST_VALUE <= c >> 2 <= LAST_VALUE else ""
+    for c in range(64)
+]
+
+
 def card_text(card: int) -> str:
-    return RANKS[(card >> 2) - FIRST_VALUE] + SUITS[card & 3]
+    return _TEXT[card]
 
 
 _CARD_BY_TEXT = {

@@ -10,7 +10,7 @@ parser's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -59,6 +59,7 @@ class Move:
     target: str = ""
     depth: int = 0
     waste: int = 0
+    text: str = field(init=False, repr=False, compare=False)  # the notation, made once
 
     @classmethod
     def turn(cls) -> Move:
@@ -104,7 +105,14 @@ class Move:
             return cls.swap(g[0] + g[1], g[2] + g[3])
         raise InvalidMove(text)
 
+    def __post_init__(self) -> None:
+        # The text is asked for on every view (the sorted legal list): make it once per move.
+        object.__setattr__(self, "text", self._notation())
+
     def __str__(self) -> str:
+        return self.text
+
+    def _notation(self) -> str:
         kind = self.kind
         if kind is MoveKind.TURN:
             return "T"
