@@ -54,14 +54,19 @@ REDEAL = 1
 WASTE = 2
 MERGE = 3
 
-_NIB = 4  # bits per count
-_BOT = 256  # bottoms live above the tops in the packed grid int
+_NIB = 8  # bits per count: counts stay below 16, the spare bits let _lane_min work lane by lane
+_BOT = 512  # bottoms live above the tops in the packed grid int
 _MAX_KEY = 56
 
 
 def _nonzero_nibbles(x: int, ones: int) -> int:
-    """One bit (the low bit of each nibble) per non-zero 4-bit count."""
+    """One bit (the low bit of each lane) per non-zero count (counts are below 16)."""
     return (x | x >> 1 | x >> 2 | x >> 3) & ones
+
+
+def _lane_sum(x: int, ones: int) -> int:
+    """The sum of the lanes of ``x`` (each below 32), by bit planes."""
+    return sum(((x >> b) & ones).bit_count() << b for b in range(5))
 
 
 class OutOfBudget(Exception):
@@ -147,10 +152,11 @@ class Model:
             ones |= 1 << (_NIB * k)
         self.ones = ones
         self.nonbase_mask = sum(1 << (_NIB * k) for k in self.nonbase)
-        self.users: list[list[int]] = [[] for _ in range(_MAX_KEY)]  # users[n]: keys that build on n
-        for k in self.nonbase:
-            self.users[self.need[k]].append(k)
         self.top_mask = (1 << _BOT) - 1
+        self.nonbase_full = self.nonbase_mask * 255
+        self.nonbase_high = self.nonbase_mask << 7
+        self._suffixes: dict[int, tuple[tuple[int, ...], list[int]]] = {}
+        self._packed: dict[tuple[int, ...], int] = {}
         grid = 0
         for pile in position.piles:
             if pile:
@@ -299,21 +305,38 @@ class Model:
         than their sum.
         """
         grid, ptr, wastes, _redeals, stock = s
-        off = [0] * _MAX_KEY
-        key = self.key
-        for c in stock[ptr:]:
-            off[key[c]] += 1
+        off = self.suffix(stock)[ptr]
         for w in wastes:
-            for c in w:
-                off[key[c]] += 1
-        links = 0
-        for k in self.nonbase:
-            n = self.need[k]
-            links += min(off[k] + self.bottoms(grid, k), off[n] + self.tops(grid, n))
+            off += self.packed(w)
+        a = (off + (grid >> _BOT)) & self.nonbase_full  # lane k: cards k off the grid or at a bottom
+        b = ((off + (grid & self.top_mask)) << (_NIB * self.step)) & self.nonbase_full  # tops k-3 to be
+        ge = (((a | self.nonbase_high) - b) & self.nonbase_high) >> 7  # 1 in the lanes where a >= b
+        links = _lane_sum((b & ge * 255) | (a & ~(ge * 255)), self.ones)
         bound = self.leftover(s) - links
         if ptr == len(stock) and s[3] == 0 and len(wastes) == 1:
             bound = max(bound, self.waste_stack_bound(grid, wastes[0]))
         return max(0, bound)
+
+    def suffix(self, stock: tuple[int, ...]) -> list[int]:
+        """Packed counts per key of ``stock[ptr:]``, for every ``ptr``."""
+        got = self._suffixes.get(id(stock))
+        if got is None or got[0] is not stock:
+            out = [0] * (len(stock) + 1)
+            for i in range(len(stock) - 1, -1, -1):
+                out[i] = out[i + 1] + (1 << (_NIB * self.key[stock[i]]))
+            got = (stock, out)
+            self._suffixes[id(stock)] = got
+        return got[1]
+
+    def packed(self, waste: tuple[int, ...]) -> int:
+        """Packed counts per key of a waste (cached: wastes repeat along the search)."""
+        got = self._packed.get(waste)
+        if got is None:
+            if len(self._packed) > 200_000:
+                self._packed.clear()
+            got = sum(1 << (_NIB * self.key[c]) for c in waste)
+            self._packed[waste] = got
+        return got
 
     def waste_stack_bound(self, grid: int, waste: tuple[int, ...]) -> int:
         """Cards certainly stuck in the waste once the stock is empty and no redeal is left.
@@ -343,17 +366,12 @@ class Model:
         count minus one. So ``c`` leaves in the relaxation as well.
         """
         key, need = self.key, self.need
-        seen = _nonzero_nibbles(grid & self.top_mask, self.ones)
+        step = _NIB * self.step
+        seen = _nonzero_nibbles(grid & self.top_mask, self.ones)  # one bit per key that is a top
         bots = grid >> _BOT
-        # allowance counts non-base bottoms (with multiplicity) whose need is seen
-        allowance = 0
-        for k in self.nonbase:
-            cnt = (bots >> (_NIB * k)) & 15
-            if cnt and seen >> (_NIB * need[k]) & 1:
-                allowance += cnt
-        pending = [0] * _MAX_KEY  # bottoms (left cards) whose need is not seen yet
-        for b in self.nonbase:
-            pending[b] = (bots >> (_NIB * b)) & 15 if not seen >> (_NIB * need[b]) & 1 else 0
+        need_seen = (seen << step) & self.nonbase_mask  # lanes k whose need is seen
+        allowance = _lane_sum(bots & need_seen * 255, self.ones)
+        pending = bots & (self.nonbase_mask ^ need_seen) * 255  # bottoms waiting for their need
         used = 0
         for depth in range(len(waste) - 1, -1, -1):
             k = key[waste[depth]]
@@ -364,17 +382,17 @@ class Model:
                 used += 1
             else:
                 return depth + 1
-            if not seen >> (_NIB * k) & 1:
-                seen |= 1 << (_NIB * k)
-                # bottoms waiting for this key as their need become mergeable
-                for b in self.users[k]:
-                    allowance += pending[b]
-                    pending[b] = 0
+            lane = _NIB * k
+            if not seen >> lane & 1:
+                seen |= 1 << lane
+                # bottoms of the key that builds on k (lane k + 3) become mergeable
+                allowance += (pending >> (lane + step)) & 255
+                pending &= ~(255 << (lane + step))
             if n >= 0:
                 if seen >> (_NIB * n) & 1:
                     allowance += 1
                 else:
-                    pending[k] += 1
+                    pending += 1 << lane
         return 0
 
 
@@ -460,10 +478,10 @@ class _Search:
         self.tick()
         self.offer(s, path)
         target = self.best - 1  # looking for a leftover <= target
-        if target < 0 or m.link_bound(s) > target:
+        if target < 0:
             return
         key = m.tt_key(s)
-        if self.failed.get(key, -1) >= target:
+        if self.failed.get(key, -1) >= target or m.link_bound(s) > target:
             return
         for mv in m.window_moves(s) + m.turn_moves(s):
             c = m.play(s, mv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import random
+from collections import Counter
 from contextlib import redirect_stdout
 
 import pytest
@@ -210,3 +211,36 @@ def test_bounds_hold_on_every_reachable_state() -> None:
                     seen.add(model.tt_key(child))
                     todo.append(child)
     assert checked > 100 and bitten > 20, (checked, bitten)
+
+
+def _plain_link_bound(model: Model, state: State) -> int:
+    """The link bound written out key by key (the model packs it into lane arithmetic)."""
+    grid, ptr, wastes, _redeals, stock = state
+    off = Counter(model.key[c] for c in stock[ptr:])
+    off.update(model.key[c] for w in wastes for c in w)
+    links = 0
+    for k in model.nonbase:
+        n = model.need[k]
+        links += min(off[k] + model.bottoms(grid, k), off[n] + model.tops(grid, n))
+    return model.leftover(state) - links
+
+
+@pytest.mark.parametrize("variant", ["classic", "suitless", "relaxed"])
+def test_packed_link_bound_matches_the_plain_one(variant: str) -> None:
+    for seed in range(1, 4):
+        model = Model(Position.of_game(Game.new(str(seed), variant)))
+        state = model.root
+        rng = random.Random(seed)
+        while True:
+            _grid, ptr, _wastes, redeals, stock = state
+            plain = max(0, _plain_link_bound(model, state))
+            bound = model.link_bound(state)
+            assert bound >= plain
+            if not (ptr == len(stock) and redeals == 0):
+                assert bound == plain
+            moves = model.window_moves(state) + model.turn_moves(state)
+            if not moves:
+                break
+            nxt = model.play(state, rng.choice(moves))
+            assert nxt is not None
+            state = nxt
