@@ -41,7 +41,7 @@ from .hub import Hub, LiveMatch, new_code, new_token, now_ms
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
 from .replay import replay_json, verified_result
 from .solving import Solving
-from .store import BoardRow, Conflict, PlayerRecord, Store, open_store
+from .store import BoardRow, Conflict, PlayerRecord, Store, StoreUnavailable, open_store
 
 log = logging.getLogger(__name__)
 
@@ -347,15 +347,26 @@ class App:
             await conn.flush_and_stop()
 
     async def dispatch(self, conn: Connection, message: Any) -> None:
+        """Run one command; whatever goes wrong becomes a typed answer, never a dropped connection."""
         try:
             await self._handlers[message.type](conn, message)
         except MatchError as exc:
-            self.metrics.rejects.labels(exc.code.value).inc()
-            if isinstance(message, p.MoveMsg):
-                view = conn.live.match.view(conn.seat) if conn.live and conn.seat is not None else None
-                conn.send(p.Rejected(seq=message.seq, code=exc.code, message=exc.message, view=view))
-            else:
-                conn.send(p.Error(code=exc.code, message=exc.message))
+            self._refuse(conn, message, exc.code, exc.message)
+        except StoreUnavailable:
+            self._refuse(conn, message, p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again soon")
+        except Exception:
+            log.exception("%s failed for connection %s", message.type, conn.id)
+            self._refuse(
+                conn, message, p.ErrorCode.UNAVAILABLE, "something went wrong on our side; try again"
+            )
+
+    def _refuse(self, conn: Connection, message: Any, code: p.ErrorCode, text: str) -> None:
+        self.metrics.rejects.labels(code.value).inc()
+        if isinstance(message, p.MoveMsg):
+            view = conn.live.match.view(conn.seat) if conn.live and conn.seat is not None else None
+            conn.send(p.Rejected(seq=message.seq, code=code, message=text, view=view))
+        else:
+            conn.send(p.Error(code=code, message=text))
 
     # ------------------------------------------------------- binding
 

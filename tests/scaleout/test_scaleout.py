@@ -195,6 +195,10 @@ async def test_redis_outage_degrades_then_recovers(own_redis: RedisServer) -> No
         await play_turns(a, 1, 3)
         own_redis.stop()
         await wait_for(lambda: fully_degraded(procs[0]) and fully_degraded(procs[1]))
+        # a newcomer is told, and keeps the connection
+        newcomer = await WsClient.connect(procs[1].url)
+        refused = await newcomer.request({"type": "hello", "name": "Cid"}, "error")
+        assert refused["code"] == "unavailable"
         for player in (a, b):
             await player.send({"type": "move", "seq": 4 if player is a else 1, "move": "T"})
             refused = await reply(player)
@@ -205,6 +209,7 @@ async def test_redis_outage_degrades_then_recovers(own_redis: RedisServer) -> No
             assert await asyncio.to_thread(lambda: all(healthz(p)[0] == 503 for p in procs))
         own_redis.start()
         await wait_for(lambda: healthy(procs[0]) and healthy(procs[1]))
+        assert (await newcomer.request({"type": "hello", "name": "Cid"}, "welcome"))["name"] == "Cid"
         # the same seq now goes through, and the other process hears of it over pub/sub
         more = await play_turns(a, 4, 2)
         assert more[-1]["view"]["moves"] == 5
