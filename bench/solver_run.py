@@ -23,7 +23,7 @@ import matplotlib
 from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
 from server.engine import VARIANTS, Game
-from server.engine.players import play_out
+from server.engine.players import hint, play_out
 from server.engine.solver import solve
 
 matplotlib.use("Agg")
@@ -42,8 +42,18 @@ def run_one(task: tuple[str, str, str, float]) -> dict[str, Any]:
         out.update(
             par=sol.par, proven=sol.proven, lower_bound=sol.lower_bound, nodes=sol.nodes, budget=budget
         )
+    elif kind == "hint":
+        game, rng, calls = Game.new(seed, variant), random.Random(int(seed)), []
+        while not game.is_over:
+            t = time.perf_counter()
+            move = hint(game, rng, budget_s=budget)
+            calls.append(time.perf_counter() - t)
+            if move is None:
+                break
+            game.play(move)
+        out.update(score=game.leftover, calls=len(calls), max_call=max(calls, default=0.0))
     else:
-        out["score"] = play_out(Game.new(seed, variant), kind, random.Random(int(seed)), budget_s=budget)
+        out["score"] = play_out(Game.new(seed, variant), kind, random.Random(int(seed)))
     out["seconds"] = time.perf_counter() - started
     return out
 
@@ -94,8 +104,9 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, runs: list[tupl
     lines += [
         "### Players (final leftover, lower is better)",
         "",
-        "| variant | greedy: deals, mean | hint: deals, mean | greedy mean on the hint's deals |",
-        "|---|---|---|---|",
+        "| variant | greedy: deals, mean | hint: deals, mean | greedy mean on the hint's deals "
+        "| hint calls per game | slowest hint call (s) |",
+        "|---|---|---|---|---|---|",
     ]
     for variant in VARIANTS:
         g = {r["seed"]: r["score"] for r in rows if r["kind"] == "greedy" and r["variant"] == variant}
@@ -103,9 +114,12 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, runs: list[tupl
         if not g and not h:
             continue
         same = [g[s] for s in h if s in g]
+        hr = [r for r in rows if r["kind"] == "hint" and r["variant"] == variant]
+        calls = f"{statistics.fmean(r['calls'] for r in hr):.0f}" if hr else "-"
+        slowest = f"{max(r['max_call'] for r in hr):.2f}" if hr else "-"
         lines.append(
             f"| {variant} | {len(g)}, {_mean(list(g.values()))} | {len(h)}, {_mean(list(h.values()))} "
-            f"| {_mean(same)} |"
+            f"| {_mean(same)} | {calls} | {slowest} |"
         )
     lines += ["", END]
     return "\n".join(lines)
@@ -152,12 +166,12 @@ def main() -> None:
         if k not in ("argv", "out", "merge")
     )
     tasks: list[tuple[str, str, str, float]] = []
-    for n in range(1, args.deals + 1):
-        tasks += [("solve", v, str(n), args.budget_s) for v in args.solve_variants]
-    for n in range(1, args.greedy_deals + 1):
-        tasks += [("greedy", v, str(n), 0.0) for v in VARIANTS]
     for n in range(1, args.hint_deals + 1):
         tasks += [("hint", v, str(n), args.hint_budget_s) for v in args.hint_variants]
+    for n in range(1, args.greedy_deals + 1):
+        tasks += [("greedy", v, str(n), 0.0) for v in VARIANTS]
+    for n in range(1, args.deals + 1):
+        tasks += [("solve", v, str(n), args.budget_s) for v in args.solve_variants]
     started = time.perf_counter()
     load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []

@@ -36,6 +36,7 @@ What the hint does, and the measurements that chose it (docs/solver.md):
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from collections.abc import Mapping
@@ -49,7 +50,7 @@ from .variants import get_variant
 
 #: How many cached states of solved lines to keep (one game's line is < 200).
 CACHE_STATES = 20_000
-_line_cache: dict[object, int] = {}
+_line_cache: dict[object, tuple[int, int]] = {}
 
 
 def greedy_move(game: Game) -> Move | None:
@@ -109,21 +110,28 @@ def _cache_key(variant: str, s: State) -> object:
 
 
 def _solved_move(game: Game, position: Position, budget_s: float) -> Move | None:
-    """First move of the best line the solver finds in the budget (cached along the line)."""
+    """First move of the best line the solver finds in the budget (cached along the line).
+
+    Where the greedy player, played out on a copy, ends lower than that line
+    (the model skips some refills in ``three-waste``, or the budget was too
+    short), the greedy move is suggested instead: never worse than greedy here.
+    """
     model = Model(position)
-    key = _cache_key(game.variant.name, model.root)
+    name = game.variant.name
+    key = _cache_key(name, model.root)
     if key not in _line_cache:
         sol = solve_position(position, budget_s=budget_s, beam_widths=(20, 200, 1000, 5000), prove=False)
         if len(_line_cache) > CACHE_STATES:
             _line_cache.clear()
         state: State | None = model.root
-        for mv in sol.abstract:
+        for mv in [*sol.abstract, -1]:
             assert state is not None
-            _line_cache[_cache_key(game.variant.name, state)] = mv
-            state = model.play(state, mv)
-        if state is not None:
-            _line_cache[_cache_key(game.variant.name, state)] = -1  # the line ends: finish
-    mv = _line_cache[key]
+            _line_cache[_cache_key(name, state)] = (mv, sol.par)
+            state = model.play(state, mv) if mv >= 0 else None
+    mv, par = _line_cache[key]
+    greedy = copy.deepcopy(game)
+    if play_out(greedy, "greedy", random.Random(0)) < par:
+        return greedy_move(game)
     return None if mv < 0 else real_move(game, model, mv)
 
 
@@ -182,9 +190,9 @@ def solved_view_move(view: Mapping[str, Any], budget_s: float) -> str | None:
             assert state is not None
             grid, ptr, wastes, redeals, st = state
             wtop = wastes[0][-1] if wastes[0] else None
-            _line_cache[_view_key(v.name, grid, st[ptr:], wtop, len(wastes[0]), redeals)] = mv
+            _line_cache[_view_key(v.name, grid, st[ptr:], wtop, len(wastes[0]), redeals)] = (mv, sol.par)
             state = model.play(state, mv) if mv >= 0 else None
-    mv = _line_cache[key]
+    mv = _line_cache[key][0]
     return "" if mv < 0 else _view_text(view, model, mv)
 
 
