@@ -16,7 +16,8 @@ FILES = sorted(GOLDEN_DIR.glob("*.json")) if GOLDEN_DIR.is_dir() else []
 
 
 @pytest.mark.skipif(
-    not GOLDEN_DIR.is_dir() and os.environ.get("CI") != "true", reason=f"no golden files: {GOLDEN_DIR} is absent"
+    not GOLDEN_DIR.is_dir() and os.environ.get("CI") != "true",
+    reason=f"no golden files: {GOLDEN_DIR} is absent",
 )
 def test_golden_files_present() -> None:
     """In CI the shared golden files must be there: a missing directory fails, never skips."""
