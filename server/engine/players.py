@@ -120,7 +120,7 @@ def _solved_move(game: Game, position: Position, budget_s: float) -> Move | None
     name = game.variant.name
     key = _cache_key(name, model.root)
     if key not in _line_cache:
-        sol = solve_position(position, budget_s=budget_s, beam_widths=(20, 200, 1000, 5000), prove=False)
+        sol = solve_position(position, budget_s=budget_s, prove=False)
         if len(_line_cache) > CACHE_STATES:
             _line_cache.clear()
         state: State | None = model.root
@@ -182,7 +182,7 @@ def solved_view_move(view: Mapping[str, Any], budget_s: float) -> str | None:
     if key not in _line_cache:
         if count > 1:
             return None
-        sol = solve_position(position, budget_s=budget_s, beam_widths=(20, 200, 1000), prove=False)
+        sol = solve_position(position, budget_s=budget_s, prove=False)
         if len(_line_cache) > CACHE_STATES:
             _line_cache.clear()
         state: State | None = model.root

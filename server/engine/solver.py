@@ -433,10 +433,29 @@ class _Search:
         if left < self.best:
             self.best, self.best_path = left, path
 
+    def greedy(self) -> None:
+        """Offer the greedy line (waste plays, whole piles, then turn) as a first incumbent."""
+        m = self.m
+        s = m.root
+        path: Path = None
+        while True:
+            self.offer(s, path)
+            for mv in m.window_moves(s) + m.turn_moves(s):
+                c = m.play(s, mv)
+                if c is not None:
+                    s, path = c, (mv, path)
+                    break
+            else:
+                return
+
     # ------------------------------------------------------------- beam
 
-    def beam(self, width: int) -> None:
-        """Best line found keeping ``width`` states per turn window."""
+    def beam(self, width: int, cap: int = 0) -> None:
+        """Best line found keeping ``width`` states per turn window.
+
+        ``cap`` (if not 0) bounds the states explored inside one window from
+        one beam state (depth first, best moves first): a cheaper, rougher beam.
+        """
         m = self.m
         layer: list[tuple[State, Path]] = [(m.root, None)]
         seen: set[object] = set()
@@ -444,11 +463,13 @@ class _Search:
             nxt: dict[object, tuple[State, Path]] = {}
             for root, rpath in layer:
                 stack = [(root, rpath)]
+                explored = 0
                 while stack:
                     s, path = stack.pop()
                     self.tick()
                     self.offer(s, path)
-                    for mv in m.window_moves(s):
+                    explored += 1
+                    for mv in m.window_moves(s) if not cap or explored <= cap else ():
                         c = m.play(s, mv)
                         if c is None:
                             continue
@@ -532,26 +553,35 @@ def solve_position(
     *,
     budget_s: float = 10.0,
     max_nodes: int = 10**9,
-    beam_widths: Sequence[int] = (20, 200, 1000),
+    beam_widths: Sequence[int] = (100, 300, 1000, 3000, 10000),
     prove: bool = True,
+    caps: Sequence[int] = (50, 50, 50, 50, 50),
+    beam_share: float = 0.6,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Solution:
     """Best line from ``position`` within the budget; ``proven`` when the search finished.
 
-    Beams of growing width take up to a third of the budget, then branch and
-    bound spends the rest trying to beat the best beam line.
+    A greedy line first (an incumbent whatever the budget), then beams of
+    growing width, each exploring at most ``caps[i]`` states per window and
+    beam state, take up to ``beam_share`` of the budget; branch and bound
+    spends the rest trying to beat the best line. Capped beams: on deals 1..5
+    of ``open``, width 3000 with cap 50 finds a mean of 11.0 in under 4 s
+    where an uncapped width-20 beam needs 2 s for about 18 (the uncapped
+    closure of each window, every order of its plays and whole-pile moves,
+    costs far more than the width).
     """
     start = clock()
     m = Model(position)
     lower = m.link_bound(m.root)
     search = _Search(m, start + budget_s, max_nodes)
+    search.greedy()  # an incumbent at once: never worse than greedy, whatever the budget
     proven = False
     try:
-        for width in beam_widths:
-            if search.best <= lower or clock() - start > budget_s / 3:
+        for i, width in enumerate(beam_widths):
+            if search.best <= lower or clock() - start > budget_s * beam_share:
                 break
-            search.deadline = start + budget_s / 3 if prove else start + budget_s
-            search.beam(width)
+            search.deadline = start + budget_s * beam_share if prove else start + budget_s
+            search.beam(width, caps[i] if i < len(caps) else 0)
     except OutOfBudget:
         pass
     search.deadline = start + budget_s

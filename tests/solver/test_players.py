@@ -9,6 +9,7 @@ import pytest
 
 from server.engine import Game
 from server.engine.players import greedy_move, hint, play_out
+from server.engine.view_players import greedy_view, lookahead_view
 
 
 def _advance(game: Game, steps: int) -> None:
@@ -91,3 +92,25 @@ def test_hint_follows_a_solved_line(variant: str) -> None:
     hinted = play_out(game, "hint", random.Random(0), budget_s=0.5)
     assert game.is_over or hint(game, random.Random(0)) is None
     assert hinted < greedy - 5
+
+
+def test_lookahead_bot_follows_a_solved_line_in_open() -> None:
+    """The bot decides from views alone; in open the view shows the stock, so it can solve."""
+    scores = {}
+    for name, strategy in (("greedy", greedy_view), ("lookahead", lookahead_view)):
+        game = Game.new("2", "open")
+        while not game.is_over:
+            move = strategy(game.player_view())
+            if move is None:
+                break
+            assert move in game.legal_texts()
+            game.play(move)
+        scores[name] = game.leftover
+    assert scores["lookahead"] < scores["greedy"] - 5
+
+
+def test_three_waste_hint_is_never_below_greedy_at_the_end() -> None:
+    """Where the hint solves a three-waste endgame it still ends no worse than greedy."""
+    for seed in ("1", "2"):
+        greedy = play_out(Game.new(seed, "three-waste"), "greedy", random.Random(0))
+        assert play_out(Game.new(seed, "three-waste"), "hint", random.Random(0), budget_s=0.3) <= greedy
