@@ -132,7 +132,8 @@ def _solved_move(game: Game, position: Position, budget_s: float) -> Move | None
     greedy = copy.deepcopy(game)
     if play_out(greedy, "greedy", random.Random(0)) < par:
         return greedy_move(game)
-    return None if mv < 0 else real_move(game, model, mv)
+    # past the line's end only greedy moves remain: they never raise the leftover
+    return greedy_move(game) if mv < 0 else real_move(game, model, mv)
 
 
 def _view_key(

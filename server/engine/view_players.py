@@ -121,8 +121,8 @@ def lookahead_view(view: Mapping[str, Any]) -> str | None:
         return None
     if view.get("stock") is not None:
         solved = solved_view_move(view, LOOKAHEAD_SOLVE_S)
-        if solved is not None and (solved == "" or solved in view["legal"]):
-            return solved or None
+        if solved and solved in view["legal"]:
+            return solved  # past the line's end ("") the search below takes over
     search = _Search(view)
     search.run(0, None)
     legal: list[str] = view["legal"]
