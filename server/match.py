@@ -620,7 +620,7 @@ class Match:
         if isinstance(e, CountdownStarted):
             return [(ALL, self.lobby(e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]
         if isinstance(e, Started):
-            out: list[tuple[Audience, p.Message]] = []
+            out: list[tuple[Audience, p.Message]] = [(ALL, self.lobby(e.ev))]  # its status: playing
             boards = []
             for n, s in enumerate(self.seats):
                 if s is not None:
@@ -639,7 +639,7 @@ class Match:
         if isinstance(e, Ended):
             return [(ALL, p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at))]
         if isinstance(e, Decided):
-            return [(ALL, self.public_result(e.result))]
+            return [(ALL, self.lobby(e.ev)), (ALL, self.public_result(e.result))]  # status: finished
         if isinstance(e, RematchOpened):
             return [(ALL, p.Rematched(ev=e.ev, match=e.match))]
         return []
