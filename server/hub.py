@@ -159,14 +159,17 @@ class Hub:
                 decision = decide(lm.match)
                 if isinstance(decision, Duplicate) or not decision:
                     return decision
+                expected = lm.match.ev
                 try:
-                    shift = await self._append(lm.match.id, lm.match.ev, decision)
+                    shift = await self._append(lm.match.id, expected, decision)
                 except Conflict:
-                    await self._catch_up(lm)
+                    if lm.match.ev == expected:  # the bus has not brought the news yet: read it
+                        await self._catch_up(lm)
                     continue
                 if shift:  # placed after others' moves we had not seen: take them in first
                     decision = [e.model_copy(update={"ev": e.ev + shift}) for e in decision]
-                    await self._catch_up(lm)
+                    if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
+                        await self._catch_up(lm)
                 self._apply(lm, decision)
                 await self._publish(lm.match.id, decision)
                 await self._after(lm, decision)
