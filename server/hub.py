@@ -22,6 +22,7 @@ from . import protocol as p
 from .bus import Bus
 from .match import (
     DEFAULT_GRACE_MS,
+    Audience,
     Connected,
     Duplicate,
     Event,
@@ -274,7 +275,7 @@ class Hub:
         self._schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
-        for audience, message in lm.match.render(e):
+        for audience, message in lm.match.render(e, lambda a: _present(lm, a)):
             kind, n = audience
             if kind == "seat":
                 peer = lm.seats.get(n)
@@ -364,6 +365,16 @@ class Hub:
 def _evict(peer: Peer) -> None:
     peer.send(p.Error(code=p.ErrorCode.TAKEN_OVER, message="this seat was taken over by a newer connection"))
     peer.close(1000, "seat taken over")
+
+
+def _present(lm: LiveMatch, audience: Audience) -> bool:
+    """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
+    kind, n = audience
+    if kind == "seat":
+        return n in lm.seats
+    if kind == "spectators":
+        return bool(lm.spectators)
+    return True
 
 
 def _channel(match_id: str) -> str:

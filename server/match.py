@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, overload
 
@@ -613,29 +613,39 @@ class Match:
             finished=s.ended is not None,
         )
 
-    def render(self, e: Event) -> list[tuple[Audience, p.Message]]:
-        """What each audience receives for an event just applied."""
+    def render(
+        self, e: Event, wanted: Callable[[Audience], bool] = lambda _: True
+    ) -> list[tuple[Audience, p.Message]]:
+        """What each audience receives for an event just applied.
+
+        ``wanted`` says which audiences are there to receive: a board view costs
+        more than the rest of a move together, so nobody's view is built for
+        nobody (a process without the mover's connection, a race with no
+        spectators).
+        """
         if isinstance(e, Seated | Left | Readied | Connected | Disconnected | RematchAsked):
             return [(ALL, self.lobby(e.ev))]
         if isinstance(e, CountdownStarted):
             return [(ALL, self.lobby(e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]
         if isinstance(e, Started):
             out: list[tuple[Audience, p.Message]] = [(ALL, self.lobby(e.ev))]  # its status: playing
+            watchers = wanted(SPECTATORS)
             boards = []
             for n, s in enumerate(self.seats):
-                if s is not None:
+                if s is not None and (watchers or wanted(("seat", n))):
                     v = self.view(n)
                     boards.append(v)
                     out.append((("seat", n), p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, view=v)))
-            out.append(
-                (
-                    SPECTATORS,
-                    p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, boards=[b for b in boards if b]),
+            if watchers:
+                out.append(
+                    (
+                        SPECTATORS,
+                        p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, boards=[b for b in boards if b]),
+                    )
                 )
-            )
             return out
         if isinstance(e, Moved | Undone):
-            return self._render_move(e)
+            return self._render_move(e, wanted)
         if isinstance(e, Ended):
             return [(ALL, p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at))]
         if isinstance(e, Decided):
@@ -644,20 +654,30 @@ class Match:
             return [(ALL, p.Rematched(ev=e.ev, match=e.match))]
         return []
 
-    def _render_move(self, e: Moved | Undone) -> list[tuple[Audience, p.Message]]:
-        view = self.view(e.seat)
-        assert view is not None
+    def _render_move(
+        self, e: Moved | Undone, wanted: Callable[[Audience], bool]
+    ) -> list[tuple[Audience, p.Message]]:
         prog = p.Progress(
             ev=e.ev, seat=e.seat, finished=self.seat(e.seat).ended is not None, **e.numbers.model_dump()
         )
+        mover, watchers = wanted(("seat", e.seat)), wanted(SPECTATORS)
+        if not (mover or watchers):
+            return [(("others", e.seat), prog)]
+        view = self.view(e.seat)
+        assert view is not None
         if isinstance(e, Moved):
-            recorded = [str(m) for m in self.seat(e.seat).last_recorded]
-            mine: p.Message = p.Ack(seq=e.seq, ev=e.ev, move=e.move, auto=recorded[1:], view=view)
-            board = p.Board(ev=e.ev, seat=e.seat, move=e.move, auto=recorded[1:], view=view, progress=prog)
+            auto = [str(m) for m in self.seat(e.seat).last_recorded[1:]]
+            mine: p.Message = p.Ack(seq=e.seq, ev=e.ev, move=e.move, auto=auto, view=view)
+            board = p.Board(ev=e.ev, seat=e.seat, move=e.move, auto=auto, view=view, progress=prog)
         else:
             mine = p.Undone(moves=e.moves, view=view)
             board = p.Board(ev=e.ev, seat=e.seat, move="undo", view=view, progress=prog)
-        return [(("seat", e.seat), mine), (("others", e.seat), prog), (SPECTATORS, board)]
+        out: list[tuple[Audience, p.Message]] = [(("others", e.seat), prog)]
+        if mover:
+            out.insert(0, (("seat", e.seat), mine))
+        if watchers:
+            out.append((SPECTATORS, board))
+        return out
 
     def _ack_for(self, seat: int, seq: int) -> p.Ack:
         """The ack of an applied seq, rebuilt by replaying that seat's moves up to it."""
@@ -734,7 +754,7 @@ def missed_events(
         match.apply(e)
         if e.ev <= after:
             continue
-        for audience, message in match.render(e):
+        for audience, message in match.render(e, lambda a: receives(a, seat)):
             if receives(audience, seat) and not isinstance(message, p.Ack | p.Undone):
                 out.append(message)
     return out
