@@ -148,6 +148,7 @@ def plot(rows: list[dict[str, Any]], variant: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--deals", type=int, default=1000, help="solver on deals 1..N")
+    parser.add_argument("--first-deal", type=int, default=1, help="the solver's deals start here")
     parser.add_argument("--greedy-deals", type=int, default=1000, help="greedy player on deals 1..N")
     parser.add_argument("--budget-s", type=float, default=10.0)
     parser.add_argument("--hint-deals", type=int, default=100, help="hint player on deals 1..M per variant")
@@ -170,7 +171,7 @@ def main() -> None:
         tasks += [("hint", v, str(n), args.hint_budget_s) for v in args.hint_variants]
     for n in range(1, args.greedy_deals + 1):
         tasks += [("greedy", v, str(n), 0.0) for v in VARIANTS]
-    for n in range(1, args.deals + 1):
+    for n in range(args.first_deal, args.deals + 1):
         tasks += [("solve", v, str(n), args.budget_s) for v in args.solve_variants]
     started = time.perf_counter()
     load_before = os.getloadavg()
