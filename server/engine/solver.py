@@ -30,10 +30,11 @@ waste as a tuple, bottom first. Every move either lowers the leftover, moves
 ``ptr`` forward, or spends the redeal, so the state graph is acyclic and a
 transposition table of failed thresholds is sound.
 
-Search: a beam search over turn windows finds a good line fast (the upper
-bound), then a depth-first branch and bound with the transposition table tries
-to beat it, pruned by the admissible link bound (``_link_bound``); finishing
-it proves the par optimal.
+Search: the greedy line, then capped beams over turn windows find a good
+line fast (the upper bound); a depth-first branch and bound with the
+transposition table tries to beat it, pruned by two admissible bounds, the
+link bound and, once the stock is empty, the waste-stack bound (both in
+``Model.link_bound``); finishing it proves the par optimal.
 """
 
 from __future__ import annotations
@@ -162,7 +163,11 @@ class Model:
             if pile:
                 grid += (1 << (_NIB * self.key[pile[-1]])) + (1 << (_NIB * self.key[pile[0]] + _BOT))
         self.root: State = (grid, 0, position.wastes, position.redeals, position.stock)
-        self.turn_size = 3  # 1 in the one-card-turn relaxation (see relaxation_bound)
+        # 1 gives the one-card-turn game, a relaxation of classic: a 3-card turn
+        # is three 1-card turns with no move between, so every classic line is
+        # a line of it and its par is a lower bound (docs/solver.md measures
+        # why that bound is too weak to certify classic pars). Not used by solve().
+        self.turn_size = 3
         self.restricted = False  # set when a three-waste refill had to be skipped
         self.nodes = 0
 
