@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 WEB_ROOT = Path(__file__).resolve().parent.parent / "client" / "web"
 OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
+WRITE_BUFFER_LIMIT = 64 * 1024  # unsent bytes past which frames wait in the outbox instead
 CLOSE_GOING_AWAY = 1001
 CLOSE_POLICY = 1008
 CLOSE_TRY_AGAIN = 1013
@@ -98,7 +99,12 @@ class RateLimiter:
 
 
 class Connection:
-    """One WebSocket client: identity, where it sits, and its outbox."""
+    """One WebSocket client: identity, where it sits, and its outbox.
+
+    A frame is written at once when nothing waits before it and the socket
+    keeps up (the common case: no task switch, no queue); otherwise it joins
+    the outbox, which the writer task drains as the client reads.
+    """
 
     _ids = itertools.count(1)
 
@@ -110,15 +116,23 @@ class Connection:
         self.seat: int | None = None
         self.limiter = RateLimiter(settings.rate_per_s, settings.burst)
         self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
+        self._sending = False  # the writer task is inside ws.send
         self._writer = asyncio.create_task(self._drain())
         self._closer: asyncio.Task[None] | None = None
 
     def send(self, message: p.Message | str) -> None:
         text = message if isinstance(message, str) else p.encode(message)
+        if not self._sending and self._outbox.empty() and self._keeps_up():
+            broadcast((self.ws,), text)  # written now: nothing is queued before it, so order holds
+            return
         try:
             self._outbox.put_nowait(text)
         except asyncio.QueueFull:
             self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
+
+    def _keeps_up(self) -> bool:
+        transport = self.ws.transport
+        return transport is not None and transport.get_write_buffer_size() < WRITE_BUFFER_LIMIT
 
     def close(self, code: int, reason: str) -> None:
         if self._closer is None:
@@ -133,7 +147,9 @@ class Connection:
         try:
             while True:
                 text = await self._outbox.get()
+                self._sending = True
                 await self.ws.send(text)
+                self._sending = False
                 self._outbox.task_done()
         except (ConnectionClosed, asyncio.CancelledError):
             pass
