@@ -116,7 +116,8 @@ class BotPeer:
         if view.over:
             return
         await asyncio.sleep(self.rng.uniform(*self.pace_s))
-        move = self.decide(view.model_dump())
+        # A strategy may search (lookahead solves the open stock): off the event loop's thread.
+        move = await asyncio.to_thread(self.decide, view.model_dump())
         if move is None:
             await self._command(p.Finish())
             return
