@@ -39,7 +39,7 @@ from __future__ import annotations
 import copy
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .cards import canonical_deck, parse_card
@@ -109,6 +109,18 @@ def _cache_key(variant: str, s: State) -> object:
     return variant, grid, wastes, redeals, stock[ptr:]
 
 
+def _cache_line(position: Position, model: Model, budget_s: float, key_of: Callable[[State], object]) -> None:
+    """Solve ``position``; remember for every state along the best line its next move and the par."""
+    sol = solve_position(position, budget_s=budget_s, prove=False)
+    if len(_line_cache) > CACHE_STATES:
+        _line_cache.clear()
+    state: State | None = model.root
+    for mv in [*sol.abstract, -1]:
+        assert state is not None
+        _line_cache[key_of(state)] = (mv, sol.par)
+        state = model.play(state, mv) if mv >= 0 else None
+
+
 def _solved_move(game: Game, position: Position, budget_s: float) -> Move | None:
     """First move of the best line the solver finds in the budget (cached along the line).
 
@@ -120,14 +132,7 @@ def _solved_move(game: Game, position: Position, budget_s: float) -> Move | None
     name = game.variant.name
     key = _cache_key(name, model.root)
     if key not in _line_cache:
-        sol = solve_position(position, budget_s=budget_s, prove=False)
-        if len(_line_cache) > CACHE_STATES:
-            _line_cache.clear()
-        state: State | None = model.root
-        for mv in [*sol.abstract, -1]:
-            assert state is not None
-            _line_cache[_cache_key(name, state)] = (mv, sol.par)
-            state = model.play(state, mv) if mv >= 0 else None
+        _cache_line(position, model, budget_s, lambda s: _cache_key(name, s))
     mv, par = _line_cache[key]
     greedy = copy.deepcopy(game)
     if play_out(greedy, "greedy", random.Random(0)) < par:
@@ -180,19 +185,17 @@ def solved_view_move(view: Mapping[str, Any], budget_s: float) -> str | None:
     position = Position(v, piles, stock, ((() if top is None else (top,)),), view["redeals_left"])
     model = Model(position)
     key = _view_key(v.name, model.root[0], stock, top, count, model.root[3])
+
+    def view_key(s: State) -> object:
+        grid, ptr, wastes, redeals, st = s
+        return _view_key(
+            v.name, grid, st[ptr:], wastes[0][-1] if wastes[0] else None, len(wastes[0]), redeals
+        )
+
     if key not in _line_cache:
         if count > 1:
             return None
-        sol = solve_position(position, budget_s=budget_s, prove=False)
-        if len(_line_cache) > CACHE_STATES:
-            _line_cache.clear()
-        state: State | None = model.root
-        for mv in [*sol.abstract, -1]:
-            assert state is not None
-            grid, ptr, wastes, redeals, st = state
-            wtop = wastes[0][-1] if wastes[0] else None
-            _line_cache[_view_key(v.name, grid, st[ptr:], wtop, len(wastes[0]), redeals)] = (mv, sol.par)
-            state = model.play(state, mv) if mv >= 0 else None
+        _cache_line(position, model, budget_s, view_key)
     mv = _line_cache[key][0]
     return "" if mv < 0 else _view_text(view, model, mv)
 

@@ -310,18 +310,23 @@ function homeScreen() {
   draw();
   return {
     rerender: draw,
-    onMessage(msg) {
-      if (msg.type === "created") {
-        saveSeat(msg.match, msg.token, msg.seat);
-        navigate(`/m/${msg.match}`);
-        return true;
-      }
-      if (msg.type === "error") {
-        const b = document.getElementById("create");
-        if (b) b.disabled = false;
-      }
-      return false;
-    },
+    onMessage: onCreated("create"),
+  };
+}
+
+/** A form's answer to "create": go to the new match, or let the form's button be pressed again. */
+function onCreated(buttonId) {
+  return (msg) => {
+    if (msg.type === "created") {
+      saveSeat(msg.match, msg.token, msg.seat);
+      navigate(`/m/${msg.match}`);
+      return true;
+    }
+    if (msg.type === "error") {
+      const b = document.getElementById(buttonId);
+      if (b) b.disabled = false;
+    }
+    return false;
   };
 }
 
@@ -363,18 +368,7 @@ function practiceScreen() {
   draw();
   return {
     rerender: draw,
-    onMessage(msg) {
-      if (msg.type === "created") {
-        saveSeat(msg.match, msg.token, msg.seat);
-        navigate(`/m/${msg.match}`);
-        return true;
-      }
-      if (msg.type === "error") {
-        const b = document.getElementById("start-practice");
-        if (b) b.disabled = false;
-      }
-      return false;
-    },
+    onMessage: onCreated("start-practice"),
   };
 }
 
