@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from server import protocol as p
+from server.engine.cards import home_row, parse_card
 
 from .api import Client, ClientError, MoveRejected, connect
 
@@ -55,10 +56,6 @@ def card_cell(
     return style(card, *codes)
 
 
-def _home_row(card: str) -> int:
-    return ("23456789TJQK".index(card[0])) % 3
-
-
 def render_board(view: p.View, style: Style, title: str = "") -> list[str]:
     """The grid as rows of overlapping piles (bottom card first), then waste and stock."""
     lines = [style(title, 1)] if title else []
@@ -73,7 +70,7 @@ def render_board(view: p.View, style: Style, title: str = "") -> list[str]:
                 if k >= len(pile):
                     cells.append("     " if pile or k else " --  ")
                     continue
-                home = _home_row(pile[0]) == r
+                home = home_row(parse_card(pile[0])) == r
                 cells.append(
                     card_cell(
                         pile[k], style, top=k == len(pile) - 1, home=home, complete=home and len(pile) == 4

@@ -26,14 +26,6 @@ def make_card(value: int, suit: int) -> int:
     return value << 2 | suit
 
 
-def card_value(card: int) -> int:
-    return card >> 2
-
-
-def card_suit(card: int) -> int:
-    return card & 3
-
-
 _TEXT = [
     RANKS[(c >> 2) - FIRST_VALUE] + SUITS[c & 3] if FIRST_VALUE <= c >> 2 <= LAST_VALUE else ""
     for c in range(64)

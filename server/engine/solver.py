@@ -97,9 +97,6 @@ class Position:
             game.redeals_left,
         )
 
-    def with_stock(self, stock: Sequence[int]) -> Position:
-        return Position(self.variant, self.piles, tuple(stock), self.wastes, self.redeals)
-
 
 # A search state: (grid, ptr, wastes, redeals, stock sequence).
 State = tuple[int, int, tuple[tuple[int, ...], ...], int, tuple[int, ...]]
