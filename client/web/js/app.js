@@ -314,6 +314,16 @@ function homeScreen() {
   };
 }
 
+/** A racer's progress numbers, or the end of their game: the same on the race and watch screens. */
+function noteRacer(st, msg) {
+  if (msg.type === "progress") {
+    st.progress[msg.seat] = msg;
+    return;
+  }
+  st.finished[msg.seat] = msg;
+  if (st.progress[msg.seat]) st.progress[msg.seat] = { ...st.progress[msg.seat], finished: true };
+}
+
 /** A form's answer to "create": go to the new match, or let the form's button be pressed again. */
 function onCreated(buttonId) {
   return (msg) => {
@@ -791,20 +801,15 @@ function matchScreen(code) {
       case "start":
         if (!replay) clock.offset = msg.started_at - Date.now();
         clock.endsAt = msg.ends_at;
-        if (st.lobby) st.lobby = { ...st.lobby, status: "playing" };
         if (!replay && msg.view) st.view = msg.view;
         if (!replay) beep(880, 120);
         break;
       case "progress":
-        st.progress[msg.seat] = msg;
-        break;
       case "finished":
-        st.finished[msg.seat] = msg;
-        if (st.progress[msg.seat]) st.progress[msg.seat] = { ...st.progress[msg.seat], finished: true };
+        noteRacer(st, msg);
         break;
       case "result":
         st.result = msg;
-        if (st.lobby) st.lobby = { ...st.lobby, status: "finished" };
         clock.endsAt = 0;
         break;
       case "rematched":
@@ -1018,7 +1023,6 @@ function watchScreen(code) {
         case "start":
           clock.offset = msg.started_at - Date.now();
           clock.endsAt = msg.ends_at;
-          if (st.lobby) st.lobby = { ...st.lobby, status: "playing" };
           (msg.boards || []).forEach((v, i) => {
             const seat = st.lobby ? st.lobby.seats[i].seat : i;
             st.boards[seat] = v;
@@ -1034,11 +1038,8 @@ function watchScreen(code) {
           break;
         }
         case "progress":
-          st.progress[msg.seat] = msg;
-          break;
         case "finished":
-          st.finished[msg.seat] = msg;
-          if (st.progress[msg.seat]) st.progress[msg.seat] = { ...st.progress[msg.seat], finished: true };
+          noteRacer(st, msg);
           break;
         case "result":
           st.result = msg;
