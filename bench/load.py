@@ -39,6 +39,7 @@ import contextlib
 import json
 import multiprocessing as mp
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -57,6 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server.engine.view_players import greedy_view  # noqa: E402
+from server.match import COUNTDOWN_MS  # noqa: E402
 
 try:
     import orjson
@@ -68,6 +70,7 @@ except ImportError:  # pragma: no cover
 LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)/")
 SEAT_MOVES = re.compile(rb'"seat":(\d+).*"moves":(\d+)', re.S)  # greedy: the last "moves"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+COUNTDOWN_S = COUNTDOWN_MS / 1000
 now = time.monotonic
 
 
@@ -637,6 +640,9 @@ class Worker:
                 bot.view = {"over": False}
             await asyncio.gather(*(bot.begin({"over": False}) for bot in bots))
             return
+        # Races start at random offsets over one countdown: started together, their
+        # 3 s countdowns stayed in step and left the server idle all at once.
+        await asyncio.sleep(random.uniform(0, COUNTDOWN_S))
         game = 0
         while not self.stopping:
             game += 1
@@ -1106,7 +1112,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--duration", type=float, default=10.0, help="seconds measured per phase")
     ap.add_argument(
-        "--warmup", type=float, default=4.0, help="seconds before measuring (the countdown is 3 s)"
+        "--warmup",
+        type=float,
+        default=7.0,
+        help="seconds before measuring (start offsets up to 3 s, then the 3 s countdown)",
     )
     ap.add_argument("--players", type=int, default=0, help="connected players for the RSS check (0: skip)")
     ap.add_argument("--watchers", type=int, default=0, help="spectators of one match for the fan-out check")

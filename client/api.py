@@ -148,7 +148,7 @@ class Client:
         if self._ws is None:
             raise ConnectionLost("not connected")
         try:
-            await self._ws.send(p.encode(message))
+            await self._ws.send(p.encode(message), text=True)
         except ConnectionClosed:
             if not self.auto_reconnect:
                 raise ConnectionLost("the connection is closed") from None

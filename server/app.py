@@ -20,7 +20,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -28,10 +28,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from . import daily, stats
 from . import protocol as p
@@ -115,20 +116,33 @@ class Connection:
         self.live: LiveMatch | None = None
         self.seat: int | None = None
         self.limiter = RateLimiter(settings.rate_per_s, settings.burst)
-        self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX_LIMIT)
         self._sending = False  # the writer task is inside ws.send
         self._writer = asyncio.create_task(self._drain())
         self._closer: asyncio.Task[None] | None = None
 
-    def send(self, message: p.Message | str) -> None:
-        text = message if isinstance(message, str) else p.encode(message)
-        if not self._sending and self._outbox.empty() and self._keeps_up():
-            broadcast((self.ws,), text)  # written now: nothing is queued before it, so order holds
+    def send(self, message: p.Outgoing) -> None:
+        self.send_many((p.encode(message),))
+
+    def send_many(self, frames: Sequence[bytes]) -> None:
+        """Text frames in order: written now, in one write, when nothing is queued before them."""
+        ws = self.ws
+        if (
+            not self._sending
+            and self._outbox.empty()
+            and self._keeps_up()
+            and ws.protocol.state is State.OPEN
+        ):
+            for data in frames:
+                ws.protocol.send_text(data)
+            ws.transport.writelines(ws.protocol.data_to_send())
             return
-        try:
-            self._outbox.put_nowait(text)
-        except asyncio.QueueFull:
-            self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
+        for data in frames:
+            try:
+                self._outbox.put_nowait(data)
+            except asyncio.QueueFull:
+                self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
+                return
 
     def _keeps_up(self) -> bool:
         transport = self.ws.transport
@@ -146,9 +160,9 @@ class Connection:
     async def _drain(self) -> None:
         try:
             while True:
-                text = await self._outbox.get()
+                data = await self._outbox.get()
                 self._sending = True
-                await self.ws.send(text)
+                await self.ws.send(data, text=True)
                 self._sending = False
                 self._outbox.task_done()
         except (ConnectionClosed, asyncio.CancelledError):

@@ -19,6 +19,7 @@ import asyncio
 import itertools
 import logging
 import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from . import protocol as p
@@ -50,15 +51,19 @@ class BotPeer:
         self.live: LiveMatch | None = None
         self.seat: int | None = None
         self.rng = random.Random()
-        self._inbox: asyncio.Queue[p.Message | str | None] = asyncio.Queue()
+        self._inbox: asyncio.Queue[p.Outgoing | None] = asyncio.Queue()
         self._seq = 0
         self._ready_sent = False
         self._token = ""
 
     # ---------------------------------------------------------- peer side
 
-    def send(self, message: p.Message | str) -> None:
+    def send(self, message: p.Outgoing) -> None:
         self._inbox.put_nowait(message)
+
+    def send_many(self, frames: Sequence[bytes]) -> None:
+        for frame in frames:
+            self.send(frame)
 
     def close(self, code: int, reason: str) -> None:
         self._inbox.put_nowait(None)
@@ -78,7 +83,7 @@ class BotPeer:
                 item = await self._inbox.get()
                 if item is None:
                     return
-                msg = p.parse_server(item) if isinstance(item, str) else item
+                msg = p.as_message(item)
                 if not await self._on(msg):
                     return
         except asyncio.CancelledError:

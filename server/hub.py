@@ -14,12 +14,13 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import protocol as p
 from .bus import Bus
+from .feed import SpectatorFeed
 from .match import (
     DEFAULT_GRACE_MS,
     Audience,
@@ -61,7 +62,9 @@ class Peer(Protocol):
 
     id: str
 
-    def send(self, message: p.Message | str) -> None: ...
+    def send(self, message: p.Outgoing) -> None: ...
+
+    def send_many(self, frames: Sequence[bytes]) -> None: ...
 
     def close(self, code: int, reason: str) -> None: ...
 
@@ -73,7 +76,7 @@ class LiveMatch:
     match: Match
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     seats: dict[int, Peer] = field(default_factory=dict)
-    spectators: set[Peer] = field(default_factory=set)
+    spectators: SpectatorFeed[Peer] = field(default_factory=SpectatorFeed)
     timer: asyncio.TimerHandle | None = None
     deadline: int | None = None  # what ``timer`` is set for
     published: str | None = None  # the last batch this process published (its echo is skipped)
@@ -283,13 +286,14 @@ class Hub:
                     peer.send(message)
                 continue
             peers = [peer for seat, peer in lm.seats.items() if receives(audience, seat)]
-            if receives(audience, -1):
-                peers += lm.spectators
-            if not peers:
+            watchers = receives(audience, -1) and bool(lm.spectators)
+            if not (peers or watchers):
                 continue  # nobody to tell (a board with no spectators): not even encoded
-            text = p.encode(message)  # encoded once for every receiver
+            data = p.encode(message)  # encoded once for every receiver
             for peer in peers:
-                peer.send(text)
+                peer.send(data)
+            if watchers:
+                lm.spectators.post(data)
 
     def _take_over(self, lm: LiveMatch, e: Connected) -> None:
         old = lm.seats.get(e.seat)
@@ -341,10 +345,11 @@ class Hub:
             return
         if lm.timer is not None:
             lm.timer.cancel()
-        for peer in [*lm.seats.values(), *lm.spectators]:
-            peer.send(p.Error(code=p.ErrorCode.NOT_FOUND, message=f"match {match_id} has expired"))
+        gone = p.encode(p.Error(code=p.ErrorCode.NOT_FOUND, message=f"match {match_id} has expired"))
+        for peer in lm.seats.values():
+            peer.send(gone)
         lm.seats.clear()
-        lm.spectators.clear()
+        lm.spectators.post(gone)  # after whatever they still have to read
         self._spawn(self.bus.unsubscribe(_channel(match_id)))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:

@@ -615,7 +615,7 @@ class Match:
 
     def render(
         self, e: Event, wanted: Callable[[Audience], bool] = lambda _: True
-    ) -> list[tuple[Audience, p.Message]]:
+    ) -> list[tuple[Audience, p.Outgoing]]:
         """What each audience receives for an event just applied.
 
         ``wanted`` says which audiences are there to receive: a board view costs
@@ -628,7 +628,7 @@ class Match:
         if isinstance(e, CountdownStarted):
             return [(ALL, self.lobby(e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]
         if isinstance(e, Started):
-            out: list[tuple[Audience, p.Message]] = [(ALL, self.lobby(e.ev))]  # its status: playing
+            out: list[tuple[Audience, p.Outgoing]] = [(ALL, self.lobby(e.ev))]  # its status: playing
             watchers = wanted(SPECTATORS)
             boards = []
             for n, s in enumerate(self.seats):
@@ -656,27 +656,29 @@ class Match:
 
     def _render_move(
         self, e: Moved | Undone, wanted: Callable[[Audience], bool]
-    ) -> list[tuple[Audience, p.Message]]:
-        prog = p.Progress(
-            ev=e.ev, seat=e.seat, finished=self.seat(e.seat).ended is not None, **e.numbers.model_dump()
-        )
+    ) -> list[tuple[Audience, p.Outgoing]]:
+        """Every move renders: built straight to JSON (``p.ack_frame`` and kin say why)."""
+        numbers = dict(e.numbers)
+        finished = self.seat(e.seat).ended is not None
+        out: list[tuple[Audience, p.Outgoing]] = [
+            (("others", e.seat), p.progress_frame(e.ev, e.seat, numbers, finished))
+        ]
         mover, watchers = wanted(("seat", e.seat)), wanted(SPECTATORS)
         if not (mover or watchers):
-            return [(("others", e.seat), prog)]
-        view = self.view(e.seat)
-        assert view is not None
+            return out
+        game = self.seat(e.seat).game
+        assert game is not None
+        view = game.player_view()
         if isinstance(e, Moved):
-            auto = [str(m) for m in self.seat(e.seat).last_recorded[1:]]
-            mine: p.Message = p.Ack(seq=e.seq, ev=e.ev, move=e.move, auto=auto, view=view)
-            board = p.Board(ev=e.ev, seat=e.seat, move=e.move, auto=auto, view=view, progress=prog)
+            move, auto = e.move, [str(m) for m in self.seat(e.seat).last_recorded[1:]]
+            mine: p.Outgoing = p.ack_frame(e.seq, e.ev, move, auto, view)
         else:
-            mine = p.Undone(moves=e.moves, view=view)
-            board = p.Board(ev=e.ev, seat=e.seat, move="undo", view=view, progress=prog)
-        out: list[tuple[Audience, p.Message]] = [(("others", e.seat), prog)]
+            move, auto = "undo", []
+            mine = p.Undone(moves=e.moves, view=p.View.model_validate(view))
         if mover:
             out.insert(0, (("seat", e.seat), mine))
         if watchers:
-            out.append((SPECTATORS, board))
+            out.append((SPECTATORS, p.board_frame(e.ev, e.seat, move, auto, view, numbers, finished)))
         return out
 
     def _ack_for(self, seat: int, seq: int) -> p.Ack:
@@ -755,8 +757,8 @@ def missed_events(
         if e.ev <= after:
             continue
         for audience, message in match.render(e, lambda a: receives(a, seat)):
-            if receives(audience, seat) and not isinstance(message, p.Ack | p.Undone):
-                out.append(message)
+            if receives(audience, seat) and not isinstance(msg := p.as_message(message), p.Ack | p.Undone):
+                out.append(msg)
     return out
 
 

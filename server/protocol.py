@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 PROTOCOL_VERSION = 1
@@ -599,9 +601,18 @@ class ProtocolError(Exception):
 
 
 def parse_client(frame: str | bytes) -> ClientMessage:
-    """The client message in ``frame``, or a ProtocolError with its typed code."""
+    """The client message in ``frame``, or a ProtocolError with its typed code.
+
+    Well-formed frames (nearly all) are parsed and validated in one pass by
+    pydantic-core; only a frame that fails is looked at again, to say which
+    kind of wrong it is.
+    """
     if isinstance(frame, bytes):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, "send JSON text frames, not binary")
+    try:
+        return _client.validate_json(frame)
+    except ValidationError:
+        pass
     try:
         data = json.loads(frame)
     except ValueError:
@@ -624,8 +635,64 @@ def parse_server(frame: str | bytes) -> ServerMessage:
     return _server.validate_json(frame)
 
 
-def encode(message: Message) -> str:
-    return message.model_dump_json()
+#: What the server sends: a model, or the UTF-8 JSON of one built by a ``*_frame`` function.
+Outgoing = Message | bytes
+
+
+def as_message(message: Outgoing) -> Message:
+    """The model of an outgoing message (a built frame parsed back): for the cold paths."""
+    return message if isinstance(message, Message) else parse_server(message)
+
+
+def encode(message: Outgoing) -> bytes:
+    """The UTF-8 JSON text of a message, as it goes into a text frame."""
+    return message if isinstance(message, bytes) else message.__pydantic_serializer__.to_json(message)
+
+
+# The per-move messages, built from plain values without model validation:
+# every move sends an ack and a progress (and a board to spectators), and
+# validating a view the engine just made, to serialize it again at once, was
+# a third of a move's server time (docs/benchmarks.md). Each builder gives the
+# JSON of the model it names, field for field; tests/server/test_protocol.py
+# parses each one back with that model.
+
+
+def _progress(ev: int, seat: int, numbers: Mapping[str, int], finished: bool) -> dict[str, Any]:
+    return {"type": "progress", "ev": ev, "seat": seat, **numbers, "finished": finished}
+
+
+def progress_frame(ev: int, seat: int, numbers: Mapping[str, int], finished: bool) -> bytes:
+    """The JSON of Progress; ``numbers`` are leftover, on_grid, complete and moves."""
+    return orjson.dumps(_progress(ev, seat, numbers, finished))
+
+
+def ack_frame(seq: int, ev: int, move: str, auto: Sequence[str], view: Mapping[str, Any]) -> bytes:
+    """The JSON of Ack; ``view`` is ``Game.player_view()``."""
+    return orjson.dumps({"type": "ack", "seq": seq, "ev": ev, "move": move, "auto": auto, "view": view})
+
+
+def board_frame(
+    ev: int,
+    seat: int,
+    move: str,
+    auto: Sequence[str],
+    view: Mapping[str, Any],
+    numbers: Mapping[str, int],
+    finished: bool,
+) -> bytes:
+    """The JSON of Board, its Progress included."""
+    progress = _progress(ev, seat, numbers, finished)
+    return orjson.dumps(
+        {
+            "type": "board",
+            "ev": ev,
+            "seat": seat,
+            "move": move,
+            "auto": auto,
+            "view": view,
+            "progress": progress,
+        }
+    )
 
 
 def schema() -> dict[str, Any]:

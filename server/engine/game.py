@@ -544,7 +544,9 @@ class Game:
         return {names[x]: [card_text(c) for c in p] for x, p in enumerate(self._piles)}
 
     def legal_texts(self) -> list[str]:
-        return sorted(str(m) for m in self.legal_moves())
+        texts = [m.text for m in self.legal_moves()]
+        texts.sort()
+        return texts
 
     def state(self) -> dict[str, Any]:
         """The full state, stock order included: for the server's own use and the CLI."""
@@ -562,12 +564,14 @@ class Game:
         }
 
     def player_view(self) -> dict[str, Any]:
-        """What the player may see: no stock order (except in ``open``)."""
-        view: dict[str, Any] = {
+        """What the player may see: the stock's order only in ``open`` (None otherwise)."""
+        open_stock = self.variant.open_stock
+        return {
             "variant": self.variant.name,
             "grid": self.grid(),
             "waste": [{"top": card_text(w[-1]) if w else None, "count": len(w)} for w in self._wastes],
             "stock_count": len(self._stock),
+            "stock": [card_text(c) for c in reversed(self._stock)] if open_stock else None,
             "leftover": self.leftover,
             "on_grid": self.on_grid,
             "complete": self.complete,
@@ -577,9 +581,6 @@ class Game:
             "over": self.is_over,
             "won": self.is_won,
         }
-        if self.variant.open_stock:
-            view["stock"] = [card_text(c) for c in reversed(self._stock)]
-        return view
 
 
 __all__ = ["Game", "IllegalMove", "InvalidMove", "rating"]

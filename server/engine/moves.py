@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 
 class InvalidMove(ValueError):
@@ -88,22 +89,7 @@ class Move:
         """The move written ``text``; ``InvalidMove`` naming the text if none."""
         if not isinstance(text, str):
             raise InvalidMove(repr(text), "a move is written as text")
-        t = text.strip().upper()
-        if t == "T":
-            return _TURN
-        if t == "R":
-            return _REDEAL
-        for kind, pattern in _PATTERNS:
-            m = pattern.fullmatch(t)
-            if m is None:
-                continue
-            g = m.groups()
-            if kind is MoveKind.WASTE:
-                return cls.from_waste(g[1] + g[2], int(g[0]) if g[0] else 0)
-            if kind is MoveKind.PILE:
-                return cls.from_pile(g[0] + g[1], int(g[2]), g[3] + g[4])
-            return cls.swap(g[0] + g[1], g[2] + g[3])
-        raise InvalidMove(text)
+        return _parse(text)
 
     def __post_init__(self) -> None:
         # The text is asked for on every view (the sorted legal list): make it once per move.
@@ -123,6 +109,26 @@ class Move:
         if kind is MoveKind.PILE:
             return f"{self.source}:{self.depth}>{self.target}"
         return f"{self.source}~{self.target}"
+
+
+@lru_cache(maxsize=4096)  # every move a server decides is parsed; the texts in use are few
+def _parse(text: str) -> Move:
+    t = text.strip().upper()
+    if t == "T":
+        return _TURN
+    if t == "R":
+        return _REDEAL
+    for kind, pattern in _PATTERNS:
+        m = pattern.fullmatch(t)
+        if m is None:
+            continue
+        g = m.groups()
+        if kind is MoveKind.WASTE:
+            return Move.from_waste(g[1] + g[2], int(g[0]) if g[0] else 0)
+        if kind is MoveKind.PILE:
+            return Move.from_pile(g[0] + g[1], int(g[2]), g[3] + g[4])
+        return Move.swap(g[0] + g[1], g[2] + g[3])
+    raise InvalidMove(text)
 
 
 _TURN = Move(MoveKind.TURN)

@@ -41,7 +41,7 @@ class Sim:
             self.match.apply(e)
             self.log.append(e)
             for audience, message in self.match.render(e):
-                self.out.append((audience, message, e))
+                self.out.append((audience, p.as_message(message), e))
         return events
 
     def do(self, name: str, *args: Any) -> list[Event]:

@@ -360,7 +360,7 @@ def test_racers_never_see_the_opponents_board_or_a_stock() -> None:
                 assert message.boards is None
             if isinstance(message, p.Ack):
                 assert isinstance(event, Moved) and event.seat == seat
-            assert '"stock":[' not in p.encode(message)
+            assert b'"stock":[' not in p.encode(message)
 
 
 def test_fold_is_deterministic_and_matches_live() -> None:

@@ -69,7 +69,7 @@ def check_privacy(sim: Sim, start: int) -> None:
     """No racer ever gets the opponent's board, another seat's ack, or a stock order."""
     for audience, message, cause in sim.out[start:]:
         text = p.encode(message)
-        assert '"stock":[' not in text
+        assert b'"stock":[' not in text
         for seat in (0, 1):
             if not receives(audience, seat):
                 continue

@@ -1,0 +1,92 @@
+"""What a match's spectators receive, written by one task in rounds.
+
+A move's board goes to every spectator of the match. Written inline, one
+write per spectator, the fan-out of one move to a thousand spectators held up
+everything behind it, the next move's ack included, for the whole round
+(docs/benchmarks.md, "Fan-out"). Here the fan-out only posts the frame; a
+task then gives each spectator, in one write, every frame it has not had yet,
+so moves that come while a round is under way share the next write, and the
+task lets the event loop run between chunks of spectators.
+
+Order holds: every frame of the match for a spectator goes through its feed,
+in the order posted. A spectator added joins at the feed's end: its snapshot
+holds everything posted before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Generic, Protocol, TypeVar
+
+log = logging.getLogger(__name__)
+
+CHUNK = 64  # spectators written between two turns of the event loop
+
+
+class Reader(Protocol):
+    def send_many(self, frames: Sequence[bytes]) -> None:
+        """Write ``frames`` in order, at once if the reader keeps up, else queued."""
+
+
+R = TypeVar("R", bound=Reader)
+
+
+class SpectatorFeed(Generic[R]):
+    def __init__(self) -> None:
+        self._frames: list[bytes] = []
+        self._base = 0  # the feed position of _frames[0]
+        self._next: dict[R, int] = {}  # each spectator's next position
+        self._writer: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._next)
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(list(self._next))
+
+    def add(self, reader: R) -> None:
+        self._next.setdefault(reader, self._base + len(self._frames))
+
+    def discard(self, reader: R) -> None:
+        self._next.pop(reader, None)
+
+    def clear(self) -> None:
+        self._next.clear()
+        self._frames.clear()
+
+    def post(self, frame: bytes) -> None:
+        if not self._next:
+            return
+        self._frames.append(frame)
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                end = self._base + len(self._frames)
+                behind = [r for r, at in self._next.items() if at < end]
+                if not behind:
+                    return
+                for i, reader in enumerate(behind, 1):
+                    at = self._next.get(reader)
+                    if at is not None:  # else: gone meanwhile
+                        self._next[reader] = self._base + len(self._frames)
+                        try:
+                            reader.send_many(self._frames[at - self._base :])
+                        except Exception:
+                            log.exception("a spectator could not be written to; dropping it")
+                            self.discard(reader)
+                    if i % CHUNK == 0:
+                        await asyncio.sleep(0)
+                self._trim()
+        finally:
+            self._writer = None
+
+    def _trim(self) -> None:
+        """Forget the frames every spectator has had."""
+        low = min(self._next.values(), default=self._base + len(self._frames))
+        del self._frames[: low - self._base]
+        self._base = low

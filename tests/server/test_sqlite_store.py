@@ -1,0 +1,92 @@
+"""The embedded store's group commit and its checkpoints off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server.match import Event, Match, Moved, Numbers
+from server.store import Conflict
+from server.store.sqlite import SqliteStore
+
+NUMBERS = Numbers(leftover=72, on_grid=24, complete=0, moves=1)
+
+
+def opening(match: str) -> list[Event]:
+    return Match.open(
+        match,
+        variant="classic",
+        seed="1",
+        seats=2,
+        time_limit_s=600,
+        name="A",
+        token="t" * 24,
+        player=None,
+        now=0,
+    )
+
+
+def moved(ev: int, seq: int) -> Moved:
+    return Moved(ev=ev, at=ev, seat=0, seq=seq, move="T", numbers=NUMBERS)
+
+
+async def test_a_conflict_in_a_group_commit_fails_only_its_own_append(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "grip.db"))
+    for m in ("AAAAAAAA", "CCCCCCCC"):
+        await store.append(m, 0, opening(m))  # ev 1, 2
+    # one loop turn, one transaction: a stale lone move; a batch whose second event is
+    # stale, so its first must be undone too (or the last append would conflict)
+    results = await asyncio.gather(
+        store.append("AAAAAAAA", 2, [moved(3, 1)]),
+        store.append("AAAAAAAA", 2, [moved(3, 2)]),
+        store.append("CCCCCCCC", 2, [moved(3, 1), moved(2, 2)]),
+        store.append("CCCCCCCC", 2, [moved(3, 1)]),
+        return_exceptions=True,
+    )
+    assert [type(r) for r in results] == [int, Conflict, Conflict, int]
+    assert [(e.ev, e.kind) for e in await store.events("AAAAAAAA", 2)] == [(3, "moved")]
+    assert [getattr(e, "seq", None) for e in await store.events("AAAAAAAA", 2)] == [1]
+    assert [(e.ev, e.kind) for e in await store.events("CCCCCCCC")] == [
+        (1, "opened"),
+        (2, "seated"),
+        (3, "moved"),
+    ]
+    await store.close()
+
+
+async def test_the_wal_is_checkpointed_without_a_commit_doing_it(tmp_path: Path) -> None:
+    path = tmp_path / "grip.db"
+    store = SqliteStore(str(path))
+    await store.append("AAAAAAAA", 0, opening("AAAAAAAA"))
+    for ev in range(3, 400):
+        await store.append("AAAAAAAA", ev - 1, [moved(ev, ev - 2)])
+
+    def checkpointed_rows() -> int:
+        """Rows readable from the database file alone (a copy of it without its WAL)."""
+        copy = tmp_path / "copy.db"
+        copy.write_bytes(path.read_bytes())
+        db = sqlite3.connect(copy)
+        try:
+            return int(db.execute("SELECT count(*) FROM events").fetchone()[0])
+        except sqlite3.DatabaseError:
+            return 0
+        finally:
+            db.close()
+
+    async def wait_for_checkpoint() -> None:
+        while checkpointed_rows() < 399:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(wait_for_checkpoint(), 10)
+    await store.close()
+
+
+@pytest.mark.parametrize("path", ["", ":memory:"])
+async def test_a_memory_store_needs_no_checkpoints(path: str) -> None:
+    store = SqliteStore(path)
+    await store.append("AAAAAAAA", 0, opening("AAAAAAAA"))
+    assert len(await store.events("AAAAAAAA")) == 2
+    await store.close()
