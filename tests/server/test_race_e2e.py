@@ -164,6 +164,35 @@ async def test_spectator_joins_while_moves_are_in_flight(make_app: MakeAppT, bac
         assert [m["progress"]["moves"] for m in later] == list(range(seen + 1, n + 1))
 
 
+async def test_many_spectators_get_every_frame_once_in_order(make_app: MakeAppT, backend: Backend) -> None:
+    """More spectators than the feed writes in one turn of the loop, and moves coming meanwhile."""
+    app = await make_app(**backend)
+    race = await start_race(app)
+    spectators = await asyncio.gather(*(client(app) for _ in range(150)))
+    watching = await asyncio.gather(
+        *(s.request({"type": "watch", "match": race.code}, "watching") for s in spectators)
+    )
+    start = watching[0]["ev"]
+    assert all(w["ev"] == start for w in watching)
+
+    async def play(seat: int) -> None:
+        for _ in range(6):
+            await race.move(seat)
+
+    await asyncio.gather(play(0), play(1))
+    await race.players[0].send({"type": "resign"})
+    await race.players[1].send({"type": "finish"})
+    result = await race.players[0].expect("result")
+    for s in spectators:
+        await s.seen("result", ev=result["ev"])
+        live = s.received[1:]
+        assert_consecutive(live, start)
+        assert sorted((m["ev"], m["type"]) for m in live if m["type"] in ("board", "progress")) == [
+            (ev, kind) for ev in range(start + 1, start + 13) for kind in ("board", "progress")
+        ]
+        assert live[-1]["type"] == "result"
+
+
 async def test_rematch_from_both_opens_a_new_match(make_app: MakeAppT, backend: Backend) -> None:
     app = await make_app(**backend)
     race = await start_race(app)
