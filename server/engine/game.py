@@ -98,15 +98,15 @@ class Game:
         shift = 2 if v.suitless else 0
         self._key = [c >> shift for c in range(64)]
         self._need = [(c - BUILD_DELTA) >> shift if (c >> 2) - 3 >= FIRST_VALUE else -1 for c in range(64)]
-        self._tops: list[list[int]] = [[] for _ in range(64)]
-        for x, pile in enumerate(self._piles):
-            self._tops[self._key[pile[-1]]].append(x)
+        self._tops: list[list[int]] = []
+        self._texts: list[list[str]] = []
         self._empty: list[int] = []  # spots left empty (only when stock and waste are)
+        self._swaps: list[Move] | None = None  # cached; depends on bottoms only
+        self._index_piles()
         # three-waste refills from the waste of the spot's own row first, then W1..W3.
         self._refill_order = tuple(
             (r, *(w for w in range(v.wastes) if w != r)) if v.wastes > 1 else (0,) for r in range(3)
         )
-        self._swaps: list[Move] | None = None  # cached; depends on bottoms only
         self._log: list[_Record] = []
         self.moves: list[Move] = []
 
@@ -391,11 +391,7 @@ class Game:
                 raise IllegalMove(move, "both bottom cards have the same rank")
             if bx != row[y] and by != row[x]:
                 raise IllegalMove(move, "neither pile would be home after the swap")
-        piles[x], piles[y] = piles[y], piles[x]
-        self._retop(x, piles[y], piles[x])
-        self._retop(y, piles[x], piles[y])
-        if not free:  # free-swap's list depends only on which spots hold a pile
-            self._swaps = None
+        self._exchange(x, y)
         self._log.append((MoveKind.SWAP, None, x, y, 0, auto))
 
     def _arrange_home(self) -> list[Move]:
@@ -427,6 +423,27 @@ class Game:
 
     # ------------------------------------------------- pile edits with index
 
+    def _index_piles(self) -> None:
+        """Build what is kept beside the piles: the tops by key, the empty spots,
+        and the piles as text (every view shows the grid; the server makes one per move)."""
+        self._tops = [[] for _ in range(64)]
+        for x, pile in enumerate(self._piles):
+            if pile:
+                self._tops[self._key[pile[-1]]].append(x)
+        self._texts = [[card_text(c) for c in pile] for pile in self._piles]
+        self._empty = [x for x, pile in enumerate(self._piles) if not pile]
+        self._swaps = None
+
+    def _exchange(self, x: int, y: int) -> None:
+        """Swap the piles at x and y (a swap, and its undo)."""
+        piles, texts = self._piles, self._texts
+        piles[x], piles[y] = piles[y], piles[x]
+        texts[x], texts[y] = texts[y], texts[x]
+        self._retop(x, piles[y], piles[x])
+        self._retop(y, piles[x], piles[y])
+        if not self.variant.free_swap:  # free-swap's list depends only on which spots hold a pile
+            self._swaps = None
+
     def _retop(self, x: int, old: list[int], new: list[int]) -> None:
         """Spot x changed from pile ``old`` to ``new``: keep the top index."""
         if old:
@@ -440,6 +457,7 @@ class Game:
         self._tops[key[pile[-1]]].remove(x)
         run = pile[k:]
         del pile[k:]
+        del self._texts[x][k:]
         if pile:
             self._tops[key[pile[-1]]].append(x)
         else:
@@ -457,6 +475,7 @@ class Game:
             if y in self._empty:
                 self._empty.remove(y)
         pile.append(card)
+        self._texts[y].append(card_text(card))
         tops[key[card]].append(y)
 
     def _put(self, y: int, cards: Sequence[int]) -> None:
@@ -469,6 +488,7 @@ class Game:
             if y in self._empty:
                 self._empty.remove(y)
         pile.extend(cards)
+        self._texts[y].extend(card_text(c) for c in cards)
         self._tops[key[pile[-1]]].append(y)
 
     def _refill(self, x: int) -> int | None:
@@ -525,12 +545,7 @@ class Game:
             self._empty_if_bare(y)
             self._put(x, run)
         else:
-            x, y = b, c
-            piles[x], piles[y] = piles[y], piles[x]
-            self._retop(x, piles[y], piles[x])
-            self._retop(y, piles[x], piles[y])
-            if not self.variant.free_swap:
-                self._swaps = None
+            self._exchange(b, c)
 
     def _empty_if_bare(self, y: int) -> None:
         """After an undo took a spot's only card, the spot was empty before."""
@@ -540,8 +555,7 @@ class Game:
     # ------------------------------------------------------------------ views
 
     def grid(self) -> dict[str, list[str]]:
-        names = self._t.names
-        return {names[x]: [card_text(c) for c in p] for x, p in enumerate(self._piles)}
+        return dict(zip(self._t.names, [t.copy() for t in self._texts], strict=True))
 
     def legal_texts(self) -> list[str]:
         texts = [m.text for m in self.legal_moves()]

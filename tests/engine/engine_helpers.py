@@ -23,7 +23,7 @@ def position(
     """A game in the given position: spots not named are empty.
 
     The engine has no public way to start from a position, so this writes its
-    internals (piles, stock, wastes, top index) the way a deal would. ``stock``
+    internals (piles, stock, wastes, then the indexes) the way a deal would. ``stock``
     is top first, like ``state()``; ``waste`` bottom first (a list of three for
     three-waste).
     """
@@ -37,12 +37,7 @@ def position(
     if not wastes:
         wastes = [[] for _ in range(game.variant.wastes)]
     game._wastes = [[parse_card(c) for c in w] for w in wastes]  # type: ignore[union-attr]
-    game._tops = [[] for _ in range(64)]
-    for x, pile in enumerate(game._piles):
-        if pile:
-            game._tops[game._key[pile[-1]]].append(x)
-    game._empty = [x for x, pile in enumerate(game._piles) if not pile]
-    game._swaps = None
+    game._index_piles()
     return game
 
 

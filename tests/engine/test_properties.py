@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.engine import VARIANTS, Game, IllegalMove, InvalidMove
+from server.engine.cards import card_text
 
 RANKS = "23456789TJQK"
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -84,6 +85,10 @@ def test_random_play_keeps_every_invariant(seed: str, variant: str, choice: rand
     for _ in range(MAX_MOVES):
         state = game.state()
         assert cards_of(state) == full
+        # the texts kept beside the piles for views (plays and undos keep both)
+        assert state["grid"] == {
+            n: [card_text(c) for c in p] for n, p in zip(game.spot_names, game._piles, strict=True)
+        }
         assert game.leftover + game.on_grid == sum(full.values())
         assert game.is_over == reference_is_over(game)
         if game.is_over:
