@@ -52,14 +52,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
 def _spare_the_collector() -> None:
     """Leave the objects of startup (modules, pydantic schemas) out of every collection.
 
-    Under load a full collection walked them all, tens of milliseconds during
-    which no move was acked: the p99 of move-to-ack at half load was half
-    collector pauses (docs/benchmarks.md). Frozen, they are never scanned;
-    the young generation is also collected less often.
+    Under load a full collection walked them all, milliseconds during which no
+    move was acked: the p99 of move-to-ack at half load was half collector
+    pauses (docs/benchmarks.md). Frozen, they are never scanned again.
     """
     gc.collect()
     gc.freeze()
-    gc.set_threshold(10_000, 10, 10)
 
 
 def _announcer(open_browser: bool) -> Callable[[App], None]:
