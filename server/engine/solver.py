@@ -32,9 +32,11 @@ transposition table of failed thresholds is sound.
 
 Search: the greedy line, then capped beams over turn windows find a good
 line fast (the upper bound); a depth-first branch and bound with the
-transposition table tries to beat it, pruned by two admissible bounds, the
-link bound and, once the stock is empty, the waste-stack bound (both in
-``Model.link_bound``); finishing it proves the par optimal.
+transposition table tries to beat it, pruned by three admissible bounds
+(``Model.bound``): the link bound, the waste-stack bound once the stock is
+empty, and while it is not the stock-phase bound (waste cards that cannot
+leave before the stock runs out, walked as the waste-stack bound from the
+moment they are exposed); finishing it proves the par optimal.
 """
 
 from __future__ import annotations
@@ -165,6 +167,12 @@ class Model:
         # a line of it and its par is a lower bound (docs/solver.md measures
         # why that bound is too weak to certify classic pars). Not used by solve().
         self.turn_size = 3
+        # B3 needs one waste, every spot filled and base ranks only at bottoms.
+        self.spots = sum(1 for pile in position.piles if pile)
+        everything = [c for pile in position.piles for c in pile] + list(position.stock)
+        everything += [c for w in position.wastes for c in w]
+        self.base_total = sum(1 for c in everything if self.need[self.key[c]] < 0)
+        self.b3 = not self.three and all(position.piles)
         self.restricted = False  # set when a three-waste refill had to be skipped
         self.nodes = 0
 
@@ -347,55 +355,170 @@ class Model:
         leaves by a waste play (it needs a top ``need``) or as the refill of a
         whole-pile move (every merge takes the waste top). Relaxation: ``seen``
         holds every key that is or has been a top (tops are never taken
-        away here), and a merge is allowed while fewer refills have been used
+        away here); a card whose need is in ``seen`` is played (no new bottom);
+        any other card is refilled, allowed while fewer refills have been used
         than there are non-base bottoms whose ``need`` is in ``seen`` (the
-        grid's, plus every card that left the waste, as if each became a
-        bottom). Walking the waste from the top, the first card that can
-        neither be played nor refilled under this relaxation stays, and with it
-        every card below it.
+        grid's, plus every card the relaxation refilled: it became a bottom).
+        Walking the waste from the top, the first card that can neither be
+        played nor refilled under this relaxation stays, and with it every
+        card below it.
 
-        Why it is admissible: take any real line and its card ``c`` at depth
-        ``j`` that leaves. By induction every card above left in the
-        relaxation too, so its ``seen`` contains every real top so far (real
-        tops are grid tops or cards that left the waste above ``c``). If the
-        real line plays ``c``, its need is a real top, so in ``seen``. If it
-        refills ``c``, each of its merges so far consumed a distinct non-base
-        bottom (a grid bottom or a refilled card above ``c``) whose need was a
-        real top, so in ``seen``: the merges, this one included, number at most
-        the relaxation's allowance; and every card the relaxation refilled
-        could not be played there, so could not be played in the real line
-        either, which refilled it too: the relaxation has used at most the real
-        count minus one. So ``c`` leaves in the relaxation as well.
+        Why it is admissible: compare any real line with the walk, card by
+        card from the top, while the real line removes them. Invariants before
+        each card: (i) ``seen`` holds every real top so far (real tops are grid
+        tops or cards that left the waste above); (ii) the walk's slack
+        (allowance minus refills) is at least the real slack (non-base
+        bottoms, at the start or refilled since, whose need has been a real
+        top, minus real merges; every merge uses up a distinct such bottom, so
+        a real merge needs real slack >= 1). If the real line plays ``c``, its
+        need is a real top, so in ``seen``: the walk plays it too, no slack
+        changes. If it refills ``c`` and the walk plays it, the real slack
+        falls by one and may regain one later (``c`` as a bottom): never above
+        the walk's, unchanged. If it refills ``c`` and the walk cannot play
+        it, the walk refills (its slack >= the real one >= 1), both lose one
+        and both gain the bottom ``c``, the walk no later than the real line
+        (its need enters ``seen`` no later than it becomes a real top). So
+        ``c`` leaves in the walk as well. (Before this version played cards
+        were also counted as bottoms; the rule above is tighter and the tests
+        check it on every reachable state of small deals.)
+        """
+        return self._stack_walk(waste, grid & self.top_mask, grid >> _BOT)
+
+    def _stack_walk(
+        self, waste: tuple[int, ...], cum: int, bots: int, sure: int = -1, free: int = 0, charge: int = 0
+    ) -> int:
+        """The walk of ``waste_stack_bound``; how many cards at the bottom of ``waste`` certainly stay.
+
+        ``cum`` counts per key (lane) the cards that are or have been tops (a
+        key is "seen" when its lane is not 0); ``bots`` bounds per key the
+        non-base bottoms. Every merge of a ``k`` bottom covers a distinct card
+        ``need[k]`` that has been a top, so the merges of ``k`` bottoms number
+        at most ``min(bots[k], cum[need[k]])``; the allowance is the sum over
+        keys. With ``sure`` (bottoms known to be there, per key) and ``free``
+        (how many others there are, keys unknown), it is also at most ``free``
+        plus the same sum over ``sure``. Refilled cards join ``bots`` and
+        ``sure``.
         """
         key, need = self.key, self.need
         step = _NIB * self.step
-        seen = _nonzero_nibbles(grid & self.top_mask, self.ones)  # one bit per key that is a top
-        bots = grid >> _BOT
-        need_seen = (seen << step) & self.nonbase_mask  # lanes k whose need is seen
-        allowance = _lane_sum(bots & need_seen * 255, self.ones)
-        pending = bots & (self.nonbase_mask ^ need_seen) * 255  # bottoms waiting for their need
-        used = 0
+        full, high, ones = self.nonbase_full, self.nonbase_high, self.ones
+        need_cum = (cum << step) & full
+
+        def min_sum(x: int) -> int:
+            x &= full
+            ge = (((x | high) - need_cum) & high) >> 7  # lanes where x >= cum of the need
+            return _lane_sum((need_cum & ge * 255) | (x & ~(ge * 255)), ones)
+
+        allowance = min_sum(bots)
+        two = sure >= 0
+        other = free + min_sum(sure) if two else allowance
+        used = charge
+        if used > allowance:
+            return len(waste)
         for depth in range(len(waste) - 1, -1, -1):
             k = key[waste[depth]]
             n = need[k]
-            if n >= 0 and seen >> (_NIB * n) & 1:
-                pass  # a waste play
-            elif used < allowance:
-                used += 1
+            lane = _NIB * k
+            if n >= 0 and (cum >> (_NIB * n)) & 255:
+                pass  # a waste play: no new bottom
+            elif used < allowance and (used - charge < other or not two):
+                used += 1  # a refill: a new bottom k (its need is not seen, so no credit yet)
+                if n >= 0:
+                    bots += 1 << lane
+                    sure += 1 << lane
             else:
                 return depth + 1
-            lane = _NIB * k
-            if not seen >> lane & 1:
-                seen |= 1 << lane
-                # bottoms of the key that builds on k (lane k + 3) become mergeable
-                allowance += (pending >> (lane + step)) & 255
-                pending &= ~(255 << (lane + step))
-            if n >= 0:
-                if seen >> (_NIB * n) & 1:
-                    allowance += 1
-                else:
-                    pending += 1 << lane
+            # one more card k has been a top: one more bottom k + 3 may merge
+            c = (cum >> lane) & 255
+            up = lane + step
+            if (bots >> up) & 255 > c:
+                allowance += 1
+            if two and (sure >> up) & 255 > c:
+                other += 1
+            cum += 1 << lane
         return 0
+
+    def stock_phase_bound(self, s: State) -> int:
+        """B3: cards of the waste that certainly stay, while the stock is not empty (no redeal left).
+
+        **The frozen part Z.** While the stock is not empty a waste card leaves
+        only by a waste play (a whole-pile move takes its refill from the
+        stock). Its need must then be a top, and a top at any later time is a
+        top now or a card that reached the grid since: a stock card or a waste
+        card above it (cards below it cannot leave first). Walking the waste
+        from the top with ``avail`` = keys that are tops now, in the stock, or
+        above in the waste, the first card that is a base rank or whose need is
+        not in ``avail`` cannot leave before the stock is empty; it and all the
+        cards under it (Z) are still in the waste then. Counting copies is
+        sharper and still sound: each play covers a distinct card of its need
+        key for good, so the cards of key ``n`` the waste cards above can have
+        landed on number at most the tops ``n`` now, plus the stock's cards
+        ``n``, plus the cards ``n`` above that left, minus those already
+        covered by the plays above (``supply``); a card whose need has none
+        left is frozen. (Plays of stock cards and merges also use tops up;
+        ignoring that only makes ``supply`` larger.)
+
+        **Exposure.** Z can only start to leave once the stock is empty and
+        everything turned onto it has left: the waste is then exactly Z and
+        every other card of the position is on the grid. Then (1) the tops are
+        keys of ``avail`` (tops now, or cards that arrived from the stock or from
+        above Z); (2) base ranks lie only at pile bottoms (they fit on nothing)
+        and every spot holds a pile (the waste refills it), so the non-base
+        bottoms number exactly ``spots - (base cards of the position - base
+        cards of Z)``; (3) a grid bottom ``b`` whose need has no copy in
+        ``avail`` cannot have moved before exposure (its move needs a top
+        ``need[b]``), so it is still a bottom then, and waits for its need; so
+        does every card still to arrive (stock, waste above Z) with such a
+        need: it is on the grid at exposure, could only come by a refill (no
+        top to play it on), and cannot have moved since.
+        From exposure on, ``waste_stack_bound``'s relaxation and its proof apply
+        unchanged to Z: seen = ``avail``, allowance = the other non-base bottoms
+        (all counted, whatever their need), pending = those waiting bottoms. A
+        line that never exposes Z leaves all of Z, at least the walk's answer.
+        If the counts say exposure is impossible, all of Z stays.
+        """
+        grid, ptr, wastes, _redeals, stock = s
+        waste = wastes[0]
+        if not waste:
+            return 0
+        ones = self.ones
+        key, need = self.key, self.need
+        supply = (grid & self.top_mask) + self.suffix(stock)[ptr]  # per key: tops now and stock cards
+        avail = _nonzero_nibbles(supply, ones)
+        depth = len(waste) - 1
+        while depth >= 0:
+            k = key[waste[depth]]
+            n = need[k]
+            if n < 0 or not (supply >> (_NIB * n)) & 255:
+                break
+            supply += (1 << (_NIB * k)) - (1 << (_NIB * n))
+            avail |= 1 << (_NIB * k)
+            depth -= 1
+        if depth < 0:
+            return 0
+        frozen = waste[: depth + 1]
+        base_z = sum(1 for c in frozen if need[key[c]] < 0)
+        # Bottoms at exposure that wait for their need: grid bottoms now, and every
+        # card still to arrive (stock, waste above Z), whose need is not in avail.
+        arriving = self.suffix(stock)[ptr] + self.packed(waste[depth + 1 :])
+        need_avail = (avail << _NIB * self.step) & self.nonbase_mask
+        waiting = ((grid >> _BOT) + arriving) & (self.nonbase_mask ^ need_avail) * 255
+        free = self.spots - self.base_total + base_z - _lane_sum(waiting, ones)  # the other bottoms
+        if free < 0:
+            return len(frozen)
+        cum = (grid & self.top_mask) + arriving  # copies outside Z not covered now
+        # Arrivals that cannot be played (base ranks, needs not in avail) come by refills.
+        late = arriving & (self.nonbase_mask ^ need_avail) * 255
+        charge = _lane_sum(arriving & (ones ^ self.nonbase_mask) * 255, ones) + _lane_sum(late, ones)
+        bots = ((grid >> _BOT) & self.nonbase_full) + late
+        return self._stack_walk(frozen, cum, bots, waiting, free, charge)
+
+    def bound(self, s: State) -> int:
+        """The best admissible lower bound: B1 and B2 (``link_bound``), B3 while cards are in the stock."""
+        b = self.link_bound(s)
+        if self.b3 and s[1] < len(s[4]) and s[3] == 0:
+            b = max(b, self.stock_phase_bound(s))
+        return b
 
 
 # Paths are linked lists (move, parent) so states share their history.
@@ -504,7 +627,7 @@ class _Search:
         if target < 0:
             return
         key = m.tt_key(s)
-        if self.failed.get(key, -1) >= target or m.link_bound(s) > target:
+        if self.failed.get(key, -1) >= target or m.bound(s) > target:
             return
         for mv in m.window_moves(s) + m.turn_moves(s):
             c = m.play(s, mv)
@@ -574,7 +697,7 @@ def solve_position(
     """
     start = clock()
     m = Model(position)
-    lower = m.link_bound(m.root)
+    lower = m.bound(m.root)
     search = _Search(m, start + budget_s, max_nodes)
     search.greedy()  # an incumbent at once: never worse than greedy, whatever the budget
     proven = False
