@@ -414,7 +414,9 @@ class Model:
         other = free + min_sum(sure) if two else allowance
         used = charge
         if used > allowance:
-            return len(waste)
+            # Not every charged arrival can come (each needs a merge): the ones
+            # that cannot stay off the grid, and so does all of the waste.
+            return len(waste) + used - allowance
         for depth in range(len(waste) - 1, -1, -1):
             k = key[waste[depth]]
             n = need[k]
@@ -476,11 +478,16 @@ class Model:
         (all counted, whatever their need), pending = those waiting bottoms. A
         line that never exposes Z leaves all of Z, at least the walk's answer.
         If the counts say exposure is impossible, all of Z stays.
+
+        **Charge.** Before exposure every arrival that cannot be played (a
+        base rank, or a need with no copy outside Z) comes by a refill, so by
+        a merge; merges are bounded as in the walk (per key, bottoms and
+        copies of their need that can be tops). If these refills alone exceed
+        that allowance, the excess cards never reach the grid, whether or not
+        Z exists (so the bound can bite with an empty waste too), and Z stays.
         """
         grid, ptr, wastes, _redeals, stock = s
         waste = wastes[0]
-        if not waste:
-            return 0
         ones = self.ones
         key, need = self.key, self.need
         supply = (grid & self.top_mask) + self.suffix(stock)[ptr]  # per key: tops now and stock cards
@@ -494,9 +501,7 @@ class Model:
             supply += (1 << (_NIB * k)) - (1 << (_NIB * n))
             avail |= 1 << (_NIB * k)
             depth -= 1
-        if depth < 0:
-            return 0
-        frozen = waste[: depth + 1]
+        frozen = waste[: depth + 1]  # may be empty: the arrivals' charge alone can still bite
         base_z = sum(1 for c in frozen if need[key[c]] < 0)
         # Bottoms at exposure that wait for their need: grid bottoms now, and every
         # card still to arrive (stock, waste above Z), whose need is not in avail.
@@ -504,14 +509,14 @@ class Model:
         need_avail = (avail << _NIB * self.step) & self.nonbase_mask
         waiting = ((grid >> _BOT) + arriving) & (self.nonbase_mask ^ need_avail) * 255
         free = self.spots - self.base_total + base_z - _lane_sum(waiting, ones)  # the other bottoms
-        if free < 0:
+        if free < 0 and frozen:
             return len(frozen)
         cum = (grid & self.top_mask) + arriving  # copies outside Z not covered now
         # Arrivals that cannot be played (base ranks, needs not in avail) come by refills.
         late = arriving & (self.nonbase_mask ^ need_avail) * 255
         charge = _lane_sum(arriving & (ones ^ self.nonbase_mask) * 255, ones) + _lane_sum(late, ones)
         bots = ((grid >> _BOT) & self.nonbase_full) + late
-        return self._stack_walk(frozen, cum, bots, waiting, free, charge)
+        return self._stack_walk(frozen, cum, bots, waiting if frozen else -1, free, charge)
 
     def bound(self, s: State) -> int:
         """The best admissible lower bound: B1 and B2 (``link_bound``), B3 while cards are in the stock."""
@@ -546,6 +551,9 @@ class _Search:
         self.max_nodes = max_nodes
         self.best = m.leftover(m.root)
         self.best_path: Path = None
+        self.failed: dict[object, int] = {}
+        self.cap = 1 << 30  # the branch and bound looks for leftovers <= min(best - 1, cap)
+        self.floor = 0  # a certified lower bound: reaching it ends the search
 
     def tick(self) -> None:
         m = self.m
@@ -615,16 +623,45 @@ class _Search:
 
     def prove(self) -> bool:
         """Depth-first search for anything below the best; True when it finished."""
-        self.failed: dict[object, int] = {}
+        self.failed = {}
+        return self.refute(self.best - 1, 0)
+
+    def refute(self, target: int, floor: int) -> bool:
+        """Search every line for a leftover <= ``target`` (or below the best, if lower).
+
+        True when the search finished: nothing below ``min(target, best - 1)``
+        + 1 exists, whatever it found. ``floor`` is a certified lower bound:
+        a line reaching it ends the search. The transposition table
+        (``failed``, kept across calls) holds per state a leftover no line
+        from it reaches or goes below.
+        """
+        self.cap, self.floor = target, floor
         self._dfs(self.m.root, None)
         return True
+
+    def raise_bound(self, lower: int) -> int:
+        """Refute "leftover <= t" for t = ``lower``, ``lower`` + 1, ... until the budget ends or t reaches the best.
+
+        Returns the certified lower bound reached: the best's leftover when
+        it is proven optimal (a refutation finished just below it, or a line
+        was found at a refuted target's next value).
+        """
+        try:
+            while lower < self.best:
+                self.refute(lower, lower)
+                if self.best <= lower:
+                    return self.best
+                lower += 1
+        except OutOfBudget:
+            pass
+        return lower
 
     def _dfs(self, s: State, path: Path) -> None:
         m = self.m
         self.tick()
         self.offer(s, path)
-        target = self.best - 1  # looking for a leftover <= target
-        if target < 0:
+        target = min(self.best - 1, self.cap)  # looking for a leftover <= target
+        if target < 0 or self.best <= self.floor:
             return
         key = m.tt_key(s)
         if self.failed.get(key, -1) >= target or m.bound(s) > target:
@@ -633,10 +670,10 @@ class _Search:
             c = m.play(s, mv)
             if c is not None:
                 self._dfs(c, (mv, path))
-                if self.best == 0:
+                if self.best <= self.floor:
                     return
-        # Whatever was found below, nothing under it reaches self.best - 1 now.
-        self.failed[key] = self.best - 1
+        # Whatever was found below, nothing under it reaches the target now.
+        self.failed[key] = min(self.best - 1, self.cap)
 
 
 def realize(position: Position, game: Game, line: Sequence[int]) -> list[Move]:
@@ -682,6 +719,7 @@ def solve_position(
     prove: bool = True,
     caps: Sequence[int] = (50, 50, 50, 50, 50),
     beam_share: float = 0.6,
+    top_down_share: float = 0.4,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Solution:
     """Best line from ``position`` within the budget; ``proven`` when the search finished.
@@ -689,7 +727,10 @@ def solve_position(
     A greedy line first (an incumbent whatever the budget), then beams of
     growing width, each exploring at most ``caps[i]`` states per window and
     beam state, take up to ``beam_share`` of the budget; branch and bound
-    spends the rest trying to beat the best line. Capped beams: on deals 1..5
+    spends ``top_down_share`` of the rest trying to beat the best line (a
+    proof when it finishes), then raises ``lower_bound`` by refuting
+    leftovers 0, 1, 2, ... in turn (each finished refutation is a proof that
+    the par is higher; reaching the best line's leftover proves it). Capped beams: on deals 1..5
     of ``open``, width 3000 with cap 50 finds a mean of 11.0 in under 4 s
     where an uncapped width-20 beam needs 2 s for about 18 (the uncapped
     closure of each window, every order of its plays and whole-pile moves,
@@ -710,13 +751,24 @@ def solve_position(
     except OutOfBudget:
         pass
     search.deadline = start + budget_s
+    search.floor = lower
     if search.best <= lower:
         proven = True
     elif prove:
+        # First try to beat the best line outright (a proof if it finishes),
+        # then raise the certified bound target by target from below: each
+        # finished refutation of "leftover <= t" proves par > t; a line found
+        # at t is then optimal. The table of refuted targets is shared.
+        search.deadline = clock() + (start + budget_s - clock()) * top_down_share
         try:
-            proven = search.prove() and not m.restricted
+            proven = search.refute(search.best - 1, lower)
         except OutOfBudget:
+            search.deadline = start + budget_s
+            lower = search.raise_bound(lower)
+            proven = search.best <= lower
+        if m.restricted:  # three-waste: the model skipped refills, it proves nothing
             proven = False
+            lower = m.bound(m.root) if m.b3 else m.link_bound(m.root)
     if proven:
         lower = search.best
     return Solution(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import redirect_stdout
@@ -14,7 +15,7 @@ import pytest
 from server.engine import Game, get_variant
 from server.engine.__main__ import main
 from server.engine.cards import make_card
-from server.engine.solver import Model, Position, State, solve, solve_position
+from server.engine.solver import Model, Position, State, _Search, solve, solve_position
 
 
 @pytest.mark.parametrize(
@@ -82,6 +83,16 @@ def test_proven_par_matches_brute_force(seed: int) -> None:
     sol = solve_position(position, budget_s=30)
     assert sol.proven
     assert sol.par == sol.lower_bound == _brute(position)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_raising_the_bound_from_below_ends_at_the_brute_force(seed: int) -> None:
+    """Refuting leftovers t = bound, bound + 1, ... one by one stops exactly at the par."""
+    position = _small_position(random.Random(seed))
+    model = Model(position)
+    search = _Search(model, time.perf_counter() + 30, 10**9)
+    search.greedy()
+    assert search.raise_bound(0) == search.best == _brute(position)
 
 
 def test_forced_waste_play_changes_no_par(monkeypatch: pytest.MonkeyPatch) -> None:
