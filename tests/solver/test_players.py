@@ -114,3 +114,47 @@ def test_three_waste_hint_is_never_below_greedy_at_the_end() -> None:
     for seed in ("1", "2"):
         greedy = play_out(Game.new(seed, "three-waste"), "greedy", random.Random(0))
         assert play_out(Game.new(seed, "three-waste"), "hint", random.Random(0), budget_s=0.3) <= greedy
+
+
+@pytest.mark.parametrize("variant", ["classic", "single-deck", "suitless"])
+def test_rollouts_play_greedy_exactly(variant: str) -> None:
+    """The hint's fast rollouts (canonical states) end where greedy through Game ends."""
+    from server.engine.cards import shuffled_deck
+    from server.engine.players import _Rollouts
+    from server.engine.variants import get_variant
+
+    v = get_variant(variant)
+    sim = _Rollouts(v)
+    for seed in range(1, 21):
+        deck = shuffled_deck(str(seed), v.decks)
+        tops, bots = [0] * sim.size, [0] * sim.size
+        for c in deck[: v.spots]:
+            tops[sim.key[c]] += 1
+            bots[sim.key[c]] += 1
+        stock = [sim.key[c] for c in reversed(deck[v.spots :])]
+        expected = play_out(Game.new(str(seed), variant), "greedy", random.Random(0))
+        assert sim.greedy_rest(tops, bots, stock, []) == expected
+
+
+def test_sampled_hint_is_legal_and_stays_off_the_stock() -> None:
+    """Classic, hidden stock: all game long the sampling player's move is legal, and a copy
+    with the stock reshuffled (same view, same waste) gets the same move."""
+    game = Game.new("3")
+    rng = random.Random(0)
+    shuffle = random.Random(1)
+    compared = 0
+    while not game.is_over:
+        if game.stock_count > 1 and any(":0>" in str(m) for m in game.legal_moves()):
+            other = copy.deepcopy(game)
+            while other._stock == game._stock:
+                shuffle.shuffle(other._stock)
+            assert hint(game, random.Random(compared), samples=20) == hint(
+                other, random.Random(compared), samples=20
+            )
+            compared += 1
+        move = hint(game, rng, samples=20)
+        if move is None:
+            break
+        assert move in game.legal_moves()
+        game.play(move)
+    assert compared >= 5
