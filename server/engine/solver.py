@@ -353,34 +353,37 @@ class Model:
 
         Then the waste is a stack that only shrinks from the top: the top card
         leaves by a waste play (it needs a top ``need``) or as the refill of a
-        whole-pile move (every merge takes the waste top). Relaxation: ``seen``
-        holds every key that is or has been a top (tops are never taken
-        away here); a card whose need is in ``seen`` is played (no new bottom);
-        any other card is refilled, allowed while fewer refills have been used
-        than there are non-base bottoms whose ``need`` is in ``seen`` (the
-        grid's, plus every card the relaxation refilled: it became a bottom).
-        Walking the waste from the top, the first card that can neither be
-        played nor refilled under this relaxation stays, and with it every
-        card below it.
+        whole-pile move (every merge takes the waste top). Per key ``n`` the
+        walk counts ``cum[n]``, the cards ``n`` that are or have been tops
+        (tops now, and cards that left the waste), and the waste plays onto
+        cards ``n`` so far; ``units[n]`` is their difference. Relaxation:
+        walking the waste from the top, a card of key ``k`` is played when
+        ``units[need k] >= 1``, otherwise refilled; merges are allowed while
+        the merges used (refills) stay at most the allowance, the sum over
+        keys ``k`` of ``min(bottoms k, units[need k])`` (bottoms: the grid's
+        non-base ones, plus every card the walk refilled). The first card that
+        can leave neither way stays, with everything under it.
 
-        Why it is admissible: compare any real line with the walk, card by
-        card from the top, while the real line removes them. Invariants before
-        each card: (i) ``seen`` holds every real top so far (real tops are grid
-        tops or cards that left the waste above); (ii) the walk's slack
-        (allowance minus refills) is at least the real slack (non-base
-        bottoms, at the start or refilled since, whose need has been a real
-        top, minus real merges; every merge uses up a distinct such bottom, so
-        a real merge needs real slack >= 1). If the real line plays ``c``, its
-        need is a real top, so in ``seen``: the walk plays it too, no slack
-        changes. If it refills ``c`` and the walk plays it, the real slack
-        falls by one and may regain one later (``c`` as a bottom): never above
-        the walk's, unchanged. If it refills ``c`` and the walk cannot play
-        it, the walk refills (its slack >= the real one >= 1), both lose one
-        and both gain the bottom ``c``, the walk no later than the real line
-        (its need enters ``seen`` no later than it becomes a real top). So
-        ``c`` leaves in the walk as well. (Before this version played cards
-        were also counted as bottoms; the rule above is tighter and the tests
-        check it on every reachable state of small deals.)
+        Why it is admissible. (1) The real line's own choices (which cards it
+        plays, which it refills) obey these rules: a real play onto ``n``
+        needs an uncovered card ``n`` that has been a top, and plays and
+        merges each cover a distinct one for good, so ``units >= 1``; the real
+        merges of ``k`` bottoms so far number at most the ``k`` bottoms there
+        ever were and at most ``cum[n]`` minus the plays onto ``n`` (the same
+        distinct cards), so the merges never exceed the allowance. (2) Among
+        lines obeying the rules the walk's (play whenever a unit is left)
+        removes the most: playing a card ``k`` or refilling it both change the
+        slack (allowance minus merges used) by ``-[bottoms k >= units]``, and
+        leave states that differ only by one more ``k`` bottom, one more unit
+        and one more merge used on the refill side; every later step changes
+        both slacks alike (checked case by case: a new card ``need k``, a new
+        ``k`` bottom, a later ``k`` card played on both sides), and at the
+        first later card ``k`` the play side has no unit for, the play side
+        refills it and the refill side plays it: the states are then equal.
+        So the walk is never stuck where the real line goes on. (Before this
+        session a seen top served every later card, and every card leaving
+        the waste counted as a possible bottom; the tests check the new rule
+        on every reachable state of small deals.)
         """
         return self._stack_walk(waste, grid & self.top_mask, grid >> _BOT)
 
@@ -389,15 +392,18 @@ class Model:
     ) -> int:
         """The walk of ``waste_stack_bound``; how many cards at the bottom of ``waste`` certainly stay.
 
-        ``cum`` counts per key (lane) the cards that are or have been tops (a
-        key is "seen" when its lane is not 0); ``bots`` bounds per key the
-        non-base bottoms. Every merge of a ``k`` bottom covers a distinct card
-        ``need[k]`` that has been a top, so the merges of ``k`` bottoms number
-        at most ``min(bots[k], cum[need[k]])``; the allowance is the sum over
-        keys. With ``sure`` (bottoms known to be there, per key) and ``free``
-        (how many others there are, keys unknown), it is also at most ``free``
-        plus the same sum over ``sure``. Refilled cards join ``bots`` and
-        ``sure``.
+        ``cum`` counts per key (lane) the cards that are or have been tops;
+        ``bots`` bounds per key the non-base bottoms; ``charge`` merges are
+        used up before the walk. Every merge of a ``k`` bottom and every play
+        of a ``k`` card covers a distinct card ``need[k]`` that has been a
+        top, so the merges of ``k`` bottoms number at most ``min(bots[k],
+        cum[need[k]] - plays onto need[k])``; the allowance is the sum over
+        keys (see ``waste_stack_bound`` for the proof). With ``sure`` (bottoms
+        known to be there, per key) and ``free`` (how many others there are,
+        keys unknown), the merges after ``charge`` are also at most ``free``
+        plus the sum of ``min(sure[k], cum[need[k]])`` (plays not counted
+        there: looser, and the play-or-refill argument still holds since a
+        play never lowers it). Refilled cards join ``bots`` and ``sure``.
         """
         key, need = self.key, self.need
         step = _NIB * self.step
@@ -413,6 +419,7 @@ class Model:
         two = sure >= 0
         other = free + min_sum(sure) if two else allowance
         used = charge
+        played = 0  # per key n: waste plays onto cards n so far
         if used > allowance:
             # Not every charged arrival can come (each needs a merge): the ones
             # that cannot stay off the grid, and so does all of the waste.
@@ -421,11 +428,21 @@ class Model:
             k = key[waste[depth]]
             n = need[k]
             lane = _NIB * k
-            if n >= 0 and (cum >> (_NIB * n)) & 255:
-                pass  # a waste play: no new bottom
+            lane_n = _NIB * n
+            units = ((cum >> lane_n) & 255) - ((played >> lane_n) & 255) if n >= 0 else 0
+            if units:
+                # A waste play covers a card n for good: the k bottoms lose a
+                # possible merge when they were not fewer than the cards n left.
+                if (bots >> lane) & 255 >= units:
+                    allowance -= 1
+                    if used > allowance:
+                        return depth + 1  # a refill instead would cost the same
+                played += 1 << lane_n
             elif used < allowance and (used - charge < other or not two):
-                used += 1  # a refill: a new bottom k (its need is not seen, so no credit yet)
+                used += 1  # a refill: a new bottom k, no cards n left for it in ``allowance``
                 if n >= 0:
+                    if two and (sure >> lane) & 255 < (cum >> lane_n) & 255:
+                        other += 1  # ``other`` does not count plays: cards n may be there
                     bots += 1 << lane
                     sure += 1 << lane
             else:
@@ -433,7 +450,7 @@ class Model:
             # one more card k has been a top: one more bottom k + 3 may merge
             c = (cum >> lane) & 255
             up = lane + step
-            if (bots >> up) & 255 > c:
+            if (bots >> up) & 255 > c - ((played >> lane) & 255):
                 allowance += 1
             if two and (sure >> up) & 255 > c:
                 other += 1
