@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -785,6 +786,10 @@ def worker_main(job: Job, pipe: Connection, counter: Any) -> None:
         import uvloop
 
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    # A worker lives for one phase: its cyclic garbage can wait, and its own
+    # collector pauses (tens of ms with hundreds of connections) would be
+    # counted as the server's latency.
+    gc.disable()
     w = Worker(job, pipe, counter)
     try:
         asyncio.run(w.run())

@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
@@ -99,6 +100,32 @@ class RateLimiter:
         return False
 
 
+class _Framing:
+    """The bytes of text frames that go to many connections, made once.
+
+    A server's frames are not masked, and with no compression (``serve(...,
+    compression=None)``) no extension rewrites them, so a frame's bytes are
+    the same on every connection, and nothing in websockets' state depends on
+    writing an unfragmented frame: ``Protocol.send_text`` only serializes it.
+    The spectator feed hands the same tuple of frames to all its readers at
+    one place: the first frames it, the others reuse the bytes (a fifth of a
+    spectator's write).
+    """
+
+    def __init__(self) -> None:
+        self._frames: Sequence[bytes] = ()
+        self._wire = b""
+
+    def wire(self, frames: Sequence[bytes]) -> bytes:
+        if frames is not self._frames:
+            self._frames = frames  # held, so no other sequence can take its identity
+            self._wire = b"".join(Frame(Opcode.TEXT, f).serialize(mask=False) for f in frames)
+        return self._wire
+
+
+_FRAMING = _Framing()
+
+
 class Connection:
     """One WebSocket client: identity, where it sits, and its outbox.
 
@@ -133,9 +160,7 @@ class Connection:
             and self._keeps_up()
             and ws.protocol.state is State.OPEN
         ):
-            for data in frames:
-                ws.protocol.send_text(data)
-            ws.transport.writelines(ws.protocol.data_to_send())
+            ws.transport.write(_FRAMING.wire(frames))
             return
         for data in frames:
             try:

@@ -70,12 +70,18 @@ class SpectatorFeed(Generic[R]):
                 behind = [r for r, at in self._next.items() if at < end]
                 if not behind:
                     return
+                # Readers at the same place get the same tuple: a reader may frame it once for all.
+                chunks: dict[tuple[int, int], tuple[bytes, ...]] = {}
                 for i, reader in enumerate(behind, 1):
                     at = self._next.get(reader)
                     if at is not None:  # else: gone meanwhile
-                        self._next[reader] = self._base + len(self._frames)
+                        end = self._base + len(self._frames)
+                        chunk = chunks.get((at, end))
+                        if chunk is None:
+                            chunk = chunks[at, end] = tuple(self._frames[at - self._base :])
+                        self._next[reader] = end
                         try:
-                            reader.send_many(self._frames[at - self._base :])
+                            reader.send_many(chunk)
                         except Exception:
                             log.exception("a spectator could not be written to; dropping it")
                             self.discard(reader)

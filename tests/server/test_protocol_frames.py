@@ -72,3 +72,20 @@ def test_frames_equal_their_models(
 )
 def test_one_pass_parse_equals_the_two_step_parse(frame: str) -> None:
     assert p.parse_client(frame) == p._client.validate_python(json.loads(frame))
+
+
+@pytest.mark.parametrize("sizes", [(0,), (5, 125), (126, 65535, 65536)])
+def test_frames_made_once_are_the_bytes_websockets_writes(sizes: tuple[int, ...]) -> None:
+    from websockets.protocol import State
+    from websockets.server import ServerProtocol
+
+    from server.app import _Framing
+
+    frames = tuple(b"x" * n for n in sizes)
+    server = ServerProtocol()
+    server.state = State.OPEN
+    for f in frames:
+        server.send_text(f)
+    framing = _Framing()
+    assert framing.wire(frames) == b"".join(server.data_to_send())
+    assert framing.wire(frames) is framing.wire(frames)  # the same tuple: framed once
