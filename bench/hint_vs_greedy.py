@@ -12,28 +12,21 @@ import argparse
 import json
 import random
 import statistics
-import time
 from pathlib import Path
 
 from server.engine import Game
-from server.engine.players import hint, play_out
+from server.engine.players import play_out
 
 
 def run_one(variant: str, seed: str, budget_s: float) -> dict[str, object]:
     greedy = play_out(Game.new(seed, variant), "greedy", random.Random(0))
-    game, rng, calls = Game.new(seed, variant), random.Random(int(seed)), []
-    while not game.is_over:
-        t = time.perf_counter()
-        move = hint(game, rng, budget_s=budget_s)
-        calls.append(time.perf_counter() - t)
-        if move is None:
-            break
-        game.play(move)
+    calls: list[float] = []
+    score = play_out(Game.new(seed, variant), "hint", random.Random(int(seed)), budget_s, calls)
     return {
         "variant": variant,
         "seed": seed,
         "greedy": greedy,
-        "hint": game.leftover,
+        "hint": score,
         "calls": len(calls),
         "mean_call": statistics.fmean(calls) if calls else 0.0,
         "max_call": max(calls, default=0.0),

@@ -23,7 +23,7 @@ import matplotlib
 from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
 from server.engine import VARIANTS, Game
-from server.engine.players import hint, play_out
+from server.engine.players import play_out
 from server.engine.solver import solve
 
 matplotlib.use("Agg")
@@ -43,15 +43,9 @@ def run_one(task: tuple[str, str, str, float]) -> dict[str, Any]:
             par=sol.par, proven=sol.proven, lower_bound=sol.lower_bound, nodes=sol.nodes, budget=budget
         )
     elif kind == "hint":
-        game, rng, calls = Game.new(seed, variant), random.Random(int(seed)), []
-        while not game.is_over:
-            t = time.perf_counter()
-            move = hint(game, rng, budget_s=budget)
-            calls.append(time.perf_counter() - t)
-            if move is None:
-                break
-            game.play(move)
-        out.update(score=game.leftover, calls=len(calls), max_call=max(calls, default=0.0))
+        calls: list[float] = []
+        score = play_out(Game.new(seed, variant), "hint", random.Random(int(seed)), budget, calls)
+        out.update(score=score, calls=len(calls), max_call=max(calls, default=0.0))
     else:
         out["score"] = play_out(Game.new(seed, variant), kind, random.Random(int(seed)))
     out["seconds"] = time.perf_counter() - started

@@ -386,10 +386,22 @@ def hint(
     return greedy_move(game)
 
 
-def play_out(game: Game, player: str, rng: random.Random, budget_s: float = 1.0) -> int:
-    """Play ``game`` to its end with ``"greedy"`` or ``"hint"``; the final leftover."""
+def play_out(
+    game: Game,
+    player: str,
+    rng: random.Random,
+    budget_s: float = 1.0,
+    call_seconds: list[float] | None = None,
+) -> int:
+    """Play ``game`` to its end with ``"greedy"`` or ``"hint"``; the final leftover.
+
+    ``call_seconds``, when given, gets the time each decision took (the benches report it).
+    """
     while not game.is_over:
+        started = time.perf_counter()
         move = greedy_move(game) if player == "greedy" else hint(game, rng, budget_s=budget_s)
+        if call_seconds is not None:
+            call_seconds.append(time.perf_counter() - started)
         if move is None:
             break
         game.play(move)

@@ -4,33 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from server.match import Connected, Ended, Event, Match, Moved, Numbers
+from server.match import Connected, Ended
 from server.store import Conflict
 from server.store.redis import RedisStore
+from tests.store_events import moved, opening
 
-NUMBERS = Numbers(leftover=72, on_grid=24, complete=0, moves=1)
 M = "ACDEFGHJ"
-
-
-def moved(ev: int, seat: int, seq: int) -> Moved:
-    return Moved(ev=ev, at=ev, seat=seat, seq=seq, move="T", numbers=NUMBERS)
 
 
 @pytest.fixture
 async def store(redis_url: str) -> RedisStore:
     store = RedisStore(redis_url)
-    opening: list[Event] = Match.open(
-        M,
-        variant="classic",
-        seed="1",
-        seats=2,
-        time_limit_s=600,
-        name="A",
-        token="t" * 24,
-        player=None,
-        now=0,
-    )
-    await store.append(M, 0, opening)  # ev 1, 2
+    await store.append(M, 0, opening(M))  # ev 1, 2
     await store.append(M, 2, [moved(3, 0, 1)])
     return store
 

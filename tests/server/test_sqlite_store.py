@@ -8,29 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from server.match import Event, Match, Moved, Numbers
 from server.store import Conflict
 from server.store.sqlite import SqliteStore
-
-NUMBERS = Numbers(leftover=72, on_grid=24, complete=0, moves=1)
-
-
-def opening(match: str) -> list[Event]:
-    return Match.open(
-        match,
-        variant="classic",
-        seed="1",
-        seats=2,
-        time_limit_s=600,
-        name="A",
-        token="t" * 24,
-        player=None,
-        now=0,
-    )
-
-
-def moved(ev: int, seq: int) -> Moved:
-    return Moved(ev=ev, at=ev, seat=0, seq=seq, move="T", numbers=NUMBERS)
+from tests.store_events import moved, opening
 
 
 async def test_a_conflict_in_a_group_commit_fails_only_its_own_append(tmp_path: Path) -> None:
@@ -40,10 +20,10 @@ async def test_a_conflict_in_a_group_commit_fails_only_its_own_append(tmp_path: 
     # one loop turn, one transaction: a stale lone move; a batch whose second event is
     # stale, so its first must be undone too (or the last append would conflict)
     results = await asyncio.gather(
-        store.append("AAAAAAAA", 2, [moved(3, 1)]),
-        store.append("AAAAAAAA", 2, [moved(3, 2)]),
-        store.append("CCCCCCCC", 2, [moved(3, 1), moved(2, 2)]),
-        store.append("CCCCCCCC", 2, [moved(3, 1)]),
+        store.append("AAAAAAAA", 2, [moved(3, 0, 1)]),
+        store.append("AAAAAAAA", 2, [moved(3, 0, 2)]),
+        store.append("CCCCCCCC", 2, [moved(3, 0, 1), moved(2, 0, 2)]),
+        store.append("CCCCCCCC", 2, [moved(3, 0, 1)]),
         return_exceptions=True,
     )
     assert [type(r) for r in results] == [int, Conflict, Conflict, int]
@@ -62,7 +42,7 @@ async def test_the_wal_is_checkpointed_without_a_commit_doing_it(tmp_path: Path)
     store = SqliteStore(str(path))
     await store.append("AAAAAAAA", 0, opening("AAAAAAAA"))
     for ev in range(3, 400):
-        await store.append("AAAAAAAA", ev - 1, [moved(ev, ev - 2)])
+        await store.append("AAAAAAAA", ev - 1, [moved(ev, 0, ev - 2)])
 
     def checkpointed_rows() -> int:
         """Rows readable from the database file alone (a copy of it without its WAL)."""
