@@ -653,8 +653,8 @@ def encode(message: Outgoing) -> bytes:
 # every move sends an ack and a progress (and a board to spectators), and
 # validating a view the engine just made, to serialize it again at once, was
 # a third of a move's server time (docs/benchmarks.md). Each builder gives the
-# JSON of the model it names, field for field; tests/server/test_protocol.py
-# parses each one back with that model.
+# JSON of the model it names, byte for byte; tests/server/test_protocol_frames.py
+# checks each one against that model.
 
 
 def _progress(ev: int, seat: int, numbers: Mapping[str, int], finished: bool) -> dict[str, Any]:
