@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
@@ -43,18 +43,11 @@ class SpectatorFeed(Generic[R]):
     def __len__(self) -> int:
         return len(self._next)
 
-    def __iter__(self) -> Iterator[R]:
-        return iter(list(self._next))
-
     def add(self, reader: R) -> None:
         self._next.setdefault(reader, self._base + len(self._frames))
 
     def discard(self, reader: R) -> None:
         self._next.pop(reader, None)
-
-    def clear(self) -> None:
-        self._next.clear()
-        self._frames.clear()
 
     def post(self, frame: bytes) -> None:
         if not self._next:
