@@ -194,8 +194,11 @@ class Connection:
             pass
 
     async def flush_and_stop(self) -> None:
-        self._writer.cancel()
-        await asyncio.gather(self._writer, return_exceptions=True)
+        """The connection is over: stop its writer, and a close still waiting for the outbox."""
+        tasks = [self._writer] if self._closer is None else [self._writer, self._closer]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class Metrics:
