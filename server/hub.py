@@ -190,6 +190,8 @@ class Hub:
             ) from None
 
     async def _publish(self, match_id: str, events: list[Event]) -> None:
+        if not self.bus.shared:
+            return  # one process: it has applied them, and no other is listening
         data = encode_events(events)
         live = self.live.get(match_id)
         if live is not None:

@@ -658,7 +658,7 @@ class Match:
         self, e: Moved | Undone, wanted: Callable[[Audience], bool]
     ) -> list[tuple[Audience, p.Outgoing]]:
         """Every move renders: built straight to JSON (``p.ack_frame`` and kin say why)."""
-        numbers = dict(e.numbers)
+        numbers = vars(e.numbers)  # dict() would ask the model for keys() first, a slow miss
         finished = self.seat(e.seat).ended is not None
         out: list[tuple[Audience, p.Outgoing]] = [
             (("others", e.seat), p.progress_frame(e.ev, e.seat, numbers, finished))

@@ -17,6 +17,10 @@ class Bus(Protocol):
     @property
     def healthy(self) -> bool: ...
 
+    @property
+    def shared(self) -> bool:
+        """Whether other processes hear what this one publishes (if not, the hub publishes nothing)."""
+
     async def publish(self, channel: str, data: str) -> None:
         """Deliver ``data`` to every process subscribed to ``channel`` (at most once)."""
 

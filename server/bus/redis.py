@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 
 class RedisBus:
+    shared = True
+
     def __init__(self, url: str) -> None:
         # health checks make an idle subscription notice a dead socket within a second
         self._redis = aioredis.Redis.from_url(
