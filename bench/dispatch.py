@@ -76,6 +76,8 @@ async def race(app: App, clock: list[int], seed: str, line: list[str]) -> int:
     for seq, move in enumerate(line, 1):
         await app.dispatch(conn_a, p.MoveMsg(seq=seq, move=move))
         await app.dispatch(conn_b, p.MoveMsg(seq=seq, move=move))
+    played = [s.last_seq for s in a.live.match.seats if s is not None]
+    assert played == [len(line), len(line)], f"deal {seed}: moves refused ({played} of {len(line)})"
     return 2 * len(line)
 
 

@@ -30,3 +30,14 @@ async def test_load_benchmark_smoke() -> None:
     assert "ratios to the bare echo relay" in text
     assert "rejects+errors: 0" in text
     assert "who was the limit" in text
+
+
+async def test_dispatch_benchmark_smoke() -> None:
+    """bench/dispatch.py races two deals in process; it checks every move was accepted."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "bench" / "dispatch.py"), "--games", "2",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, out.decode() + err.decode()[-2000:]
+    assert " moves in 2 races: " in out.decode() and "us CPU per move" in out.decode()
