@@ -59,6 +59,7 @@ class _Table:
         self.swap = [
             [Move.swap(self.names[x], self.names[y]) if x != y else None for y in range(n)] for x in range(n)
         ]
+        self.swap_by_pair = [m for moves in self.swap for m in moves]  # at x * n + y
 
 
 @cache
@@ -251,21 +252,22 @@ class Game:
         cheaper than testing all pairs.
         """
         t, piles, n = self._t, self._piles, self._n
-        table = t.swap
         if self.variant.free_swap:
+            table = t.swap
             full = [x for x in range(n) if piles[x]]
             return [table[x][y] for i, x in enumerate(full) for y in full[i + 1 :]]  # type: ignore[misc]
+        # The row each bottom is the base rank of (>= 3 for other ranks; None for an empty spot).
+        homes = [(p[0] >> 2) - FIRST_VALUE if p else None for p in piles]
         row, row_spots = t.row, t.row_spots
         pairs: set[int] = set()
-        for x, pile in enumerate(piles):
-            if pile:
-                home = (pile[0] >> 2) - FIRST_VALUE  # the home row of a base rank; >= 3 for others
-                if home < 3 and home != row[x]:
-                    for y in row_spots[home]:
-                        other = piles[y]
-                        if other and (other[0] >> 2) - FIRST_VALUE != home:
-                            pairs.add(x * n + y if x < y else y * n + x)
-        return [table[p // n][p % n] for p in sorted(pairs)]  # type: ignore[misc]
+        for x, home in enumerate(homes):
+            if home is not None and home < 3 and home != row[x]:
+                for y in row_spots[home]:
+                    other = homes[y]
+                    if other is not None and other != home:
+                        pairs.add(x * n + y if x < y else y * n + x)
+        by_pair = t.swap_by_pair
+        return [by_pair[p] for p in sorted(pairs)]  # type: ignore[misc]
 
     # ------------------------------------------------------------------- play
 
