@@ -7,7 +7,9 @@ time, so two versions of the code compare within a few percent. Two peers
 race each deal with greedy's moves (chosen beforehand, so the bots cost
 nothing here); the clock is stepped past the countdown.
 
-    python bench/dispatch.py --games 60 [--profile out.prof]
+    python bench/dispatch.py --games 60                   # one move at a time
+    python bench/dispatch.py --games 600 --together 600   # a busy server
+    python bench/dispatch.py ... --profile out.prof
 """
 
 from __future__ import annotations
@@ -62,50 +64,87 @@ def greedy_line(seed: str) -> list[str]:
     return line
 
 
-async def race(app: App, clock: list[int], seed: str, line: list[str]) -> int:
-    """Seat two peers on ``seed``, start the race, and play ``line`` for both; the moves made."""
-    a, b = Peer(), Peer()
-    conn_a, conn_b = cast(Connection, a), cast(Connection, b)
-    await app.dispatch(conn_a, p.Create(seed=seed, seats=2))
-    await app.dispatch(conn_b, p.Join(match=a.live.match.id))
-    await app.dispatch(conn_a, p.Ready())
-    await app.dispatch(conn_b, p.Ready())
-    clock[0] += COUNTDOWN_MS + 1
-    await app.hub._tick(a.live)
-    assert a.live.match.status == "playing", a.live.match.status
-    for seq, move in enumerate(line, 1):
-        await app.dispatch(conn_a, p.MoveMsg(seq=seq, move=move))
-        await app.dispatch(conn_b, p.MoveMsg(seq=seq, move=move))
-    played = [s.last_seq for s in a.live.match.seats if s is not None]
-    assert played == [len(line), len(line)], f"deal {seed}: moves refused ({played} of {len(line)})"
-    return 2 * len(line)
+class Race:
+    """Two peers racing one deal on ``line``, greedy's moves for it."""
+
+    def __init__(self, seed: str, line: list[str]) -> None:
+        self.seed, self.line = seed, line
+        self.a, self.b = Peer(), Peer()
+
+    async def seat(self, app: App) -> None:
+        """Create, join, ready: the countdown runs."""
+        a, b = cast(Connection, self.a), cast(Connection, self.b)
+        await app.dispatch(a, p.Create(seed=self.seed, seats=2))
+        await app.dispatch(b, p.Join(match=self.a.live.match.id))
+        await app.dispatch(a, p.Ready())
+        await app.dispatch(b, p.Ready())
+
+    async def start(self, app: App) -> None:
+        """Once the clock is past the countdown."""
+        await app.hub._tick(self.a.live)
+        assert self.a.live.match.status == "playing", self.a.live.match.status
+
+    async def move(self, app: App, seq: int) -> int:
+        """Both players' move ``seq`` (1-based), if the line has one; the moves made."""
+        if seq > len(self.line):
+            return 0
+        text = self.line[seq - 1]
+        await app.dispatch(cast(Connection, self.a), p.MoveMsg(seq=seq, move=text))
+        await app.dispatch(cast(Connection, self.b), p.MoveMsg(seq=seq, move=text))
+        return 2
+
+    def check(self) -> None:
+        played = [s.last_seq for s in self.a.live.match.seats if s is not None]
+        want = len(self.line)
+        assert played == [want, want], f"deal {self.seed}: moves refused ({played} of {want})"
 
 
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=60, help="deals raced, seeds 1..N")
+    ap.add_argument(
+        "--together",
+        type=int,
+        default=1,
+        help="races whose moves are in flight at once (1: one move at a time, like a light load; "
+        "hundreds: a busy server, whose appends share commits and whose games share the caches)",
+    )
     ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the races to FILE")
     args = ap.parse_args()
-    lines = {str(s): greedy_line(str(s)) for s in range(1, args.games + 1)}
+    races = [Race(str(s), greedy_line(str(s))) for s in range(1, args.games + 1)]
     clock = [1_700_000_000_000]
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteStore(str(Path(tmp) / "bench.db"))
         app = App(Settings(rate_per_s=1e9, burst=10**9), store, MemoryBus(), clock=lambda: clock[0])
         profiler = cProfile.Profile() if args.profile else None
         moves = 0
-        cpu, wall = time.process_time(), time.perf_counter()
+        cpu = wall = 0.0
+        for first in range(0, len(races), args.together):
+            group = races[first : first + args.together]
+            for race in group:
+                await race.seat(app)
+            clock[0] += COUNTDOWN_MS + 1
+            for race in group:
+                await race.start(app)
+            longest = max(len(r.line) for r in group)
+            t0, w0 = time.process_time(), time.perf_counter()
+            if profiler:
+                profiler.enable()
+            for seq in range(1, longest + 1):
+                moves += sum(await asyncio.gather(*(r.move(app, seq) for r in group)))
+            if profiler:
+                profiler.disable()
+            cpu += time.process_time() - t0
+            wall += time.perf_counter() - w0
+            for race in group:
+                race.check()
         if profiler:
-            profiler.enable()
-        for seed, line in lines.items():
-            moves += await race(app, clock, seed, line)
-        if profiler:
-            profiler.disable()
             profiler.dump_stats(args.profile)
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         await app.hub.close()
         await store.close()
     print(
-        f"{moves} moves in {args.games} races: {cpu / moves * 1e6:.1f} us CPU per move ({wall / moves * 1e6:.1f} us wall)"
+        f"{moves} moves in {args.games} races, {args.together} at a time: "
+        f"{cpu / moves * 1e6:.1f} us CPU per move ({wall / moves * 1e6:.1f} us wall)"
     )
 
 
