@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,27 @@ async def test_the_wal_is_checkpointed_without_a_commit_doing_it(tmp_path: Path)
             await asyncio.sleep(0.05)
 
     await asyncio.wait_for(wait_for_checkpoint(), 10)
+    await store.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own priority is a Linux thing")
+async def test_the_checkpoints_run_at_the_lowest_cpu_priority(tmp_path: Path) -> None:
+    """So they take the event loop's idle time instead of a share of its core."""
+    ours = os.getpriority(os.PRIO_PROCESS, 0)  # this thread's, the event loop's
+    store = SqliteStore(str(tmp_path / "grip.db"))
+    checkpointer = store._checkpointer
+    assert checkpointer is not None and checkpointer.native_id is not None
+    stat = Path(f"/proc/self/task/{checkpointer.native_id}/stat")
+
+    def nice() -> int:
+        return int(stat.read_text().rsplit(")", 1)[1].split()[16])  # field 19 of proc(5)
+
+    async def lowered() -> None:
+        while nice() != 19:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(lowered(), 5)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == ours  # that thread alone
     await store.close()
 
 
