@@ -36,11 +36,14 @@ from . import BoardRow, Conflict, DailyBoard, PlayerRecord, board_rows
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY_S = 1.0
 
-SCHEMA = """
+EVENTS_TABLE = """
 CREATE TABLE IF NOT EXISTS events (
-    match TEXT NOT NULL, ev INTEGER NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (match, ev)
-) WITHOUT ROWID;
+    id INTEGER PRIMARY KEY, match TEXT NOT NULL, ev INTEGER NOT NULL, body TEXT NOT NULL,
+    UNIQUE (match, ev)
+)"""
+SCHEMA = (
+    EVENTS_TABLE
+    + """;
 CREATE TABLE IF NOT EXISTS results (
     match TEXT PRIMARY KEY, decided_at INTEGER NOT NULL, body TEXT NOT NULL
 );
@@ -61,6 +64,7 @@ CREATE TABLE IF NOT EXISTS player_results (
     PRIMARY KEY (player, decided_at, match)
 ) WITHOUT ROWID;
 """
+)
 
 
 class _Checkpointer(threading.Thread):
@@ -93,6 +97,32 @@ class _Checkpointer(threading.Thread):
             db.close()
 
 
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a data file of an earlier layout up to SCHEMA's, in one transaction.
+
+    The events table was keyed by (match, ev) WITHOUT ROWID, so the moves of
+    hundreds of live matches landed on as many B-tree pages, and a group
+    commit wrote each of them to the WAL. Rows are now stored in append
+    order, with (match, ev) kept unique by an index of small entries: a busy
+    server's move costs 15% less CPU in process (docs/benchmarks.md).
+    """
+    row = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone()
+    if row is None or "WITHOUT ROWID" not in row[0].upper():
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("ALTER TABLE events RENAME TO events_v1")
+        db.execute(EVENTS_TABLE)
+        db.execute(
+            "INSERT INTO events (match, ev, body) SELECT match, ev, body FROM events_v1 ORDER BY match, ev"
+        )
+        db.execute("DROP TABLE events_v1")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
 class SqliteStore:
     def __init__(self, path: str) -> None:
         on_disk = path not in ("", ":memory:")
@@ -101,6 +131,7 @@ class SqliteStore:
         self._db = sqlite3.connect(path or ":memory:", isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        _migrate(self._db)
         self._db.executescript(SCHEMA)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
         self._checkpointer: _Checkpointer | None = None

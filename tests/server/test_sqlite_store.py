@@ -93,3 +93,39 @@ async def test_a_memory_store_needs_no_checkpoints(path: str) -> None:
     await store.append("AAAAAAAA", 0, opening("AAAAAAAA"))
     assert len(await store.events("AAAAAAAA")) == 2
     await store.close()
+
+
+FIRST_LAYOUT = """CREATE TABLE events (
+    match TEXT NOT NULL, ev INTEGER NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (match, ev)
+) WITHOUT ROWID"""
+
+
+async def test_a_data_file_of_the_first_layout_is_migrated_whole(tmp_path: Path) -> None:
+    path = tmp_path / "grip.db"
+    old = sqlite3.connect(path)
+    old.execute(FIRST_LAYOUT)
+    written = [*opening("AAAAAAAA"), moved(3, 0, 1), *opening("CCCCCCCC")]
+    old.executemany(
+        "INSERT INTO events VALUES (?, ?, ?)",
+        [("AAAAAAAA" if i < 3 else "CCCCCCCC", e.ev, e.model_dump_json()) for i, e in enumerate(written)],
+    )
+    old.commit()
+    old.close()
+
+    store = SqliteStore(str(path))
+    assert await store.events("AAAAAAAA") == written[:3]
+    assert await store.events("CCCCCCCC") == written[3:]
+    await store.append("AAAAAAAA", 3, [moved(4, 0, 2)])
+    with pytest.raises(Conflict):  # (match, ev) is still unique
+        await store.append("AAAAAAAA", 3, [moved(4, 1, 1)])
+    await store.close()
+
+    check = sqlite3.connect(path)
+    tables = [r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    layout = check.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()[0]
+    check.close()
+    assert "events_v1" not in tables and "WITHOUT ROWID" not in layout.upper()
+    store = SqliteStore(str(path))  # a second start finds nothing to migrate
+    assert [e.ev for e in await store.events("AAAAAAAA")] == [1, 2, 3, 4]
+    await store.close()
