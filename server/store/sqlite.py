@@ -104,7 +104,7 @@ def _migrate(db: sqlite3.Connection) -> None:
     hundreds of live matches landed on as many B-tree pages, and a group
     commit wrote each of them to the WAL. Rows are now stored in append
     order, with (match, ev) kept unique by an index of small entries: a busy
-    server's move costs 15% less CPU in process (docs/benchmarks.md).
+    server's move costs 9-15% less CPU in process (docs/benchmarks.md).
     """
     row = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone()
     if row is None or "WITHOUT ROWID" not in row[0].upper():
