@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from server.bus import Handler
+from server.bus.memory import MemoryBus
 from server.hub import Hub
 from server.match import decode_events
 from server.store.sqlite import SqliteStore
 from tests.store_events import opening
 
 
-class RecordingBus:
-    """A bus that keeps what it is asked to publish."""
-
-    healthy = True
+class RecordingBus(MemoryBus):
+    """The embedded bus, keeping what it is asked to publish, and claiming other listeners or not."""
 
     def __init__(self, shared: bool) -> None:
         self.shared = shared
@@ -22,15 +20,6 @@ class RecordingBus:
 
     async def publish(self, channel: str, data: str) -> None:
         self.published.append((channel, data))
-
-    async def subscribe(self, channel: str, handler: Handler) -> None:
-        pass
-
-    async def unsubscribe(self, channel: str) -> None:
-        pass
-
-    async def close(self) -> None:
-        pass
 
 
 @pytest.mark.parametrize("shared", [True, False])
