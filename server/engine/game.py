@@ -60,12 +60,19 @@ class _Table:
             [Move.swap(self.names[x], self.names[y]) if x != y else None for y in range(n)] for x in range(n)
         ]
         self.swap_by_pair = [m for moves in self.swap for m in moves]  # at x * n + y
+        self.swap_text_by_pair = [m.text if m else "" for m in self.swap_by_pair]
 
 
 @cache
 def _table(columns: int) -> _Table:
     return _Table(columns)
 
+
+# What a spot's bottom card says about swaps: the row it is the base rank of
+# (0..2), _NO_HOME for any other rank, _EMPTY for an empty spot. Swaps depend
+# on nothing else, so the swap list is kept until one of these changes.
+_NO_HOME, _EMPTY = 3, 4
+_HOME = [v if 0 <= (v := (c >> 2) - FIRST_VALUE) < 3 else _NO_HOME for c in range(64)]
 
 # Where an emptied spot's refill came from, in a pile move's undo record
 # (a waste index >= 0, or None when it stayed empty).
@@ -100,9 +107,11 @@ class Game:
         self._key = [c >> shift for c in range(64)]
         self._need = [(c - BUILD_DELTA) >> shift if (c >> 2) - 3 >= FIRST_VALUE else -1 for c in range(64)]
         self._tops: list[list[int]] = []
-        self._texts: list[list[str]] = []
+        self._texts: list[tuple[str, ...]] = []  # tuples: a view hands them out without copying
+        self._homes: list[int] = []  # per spot: _HOME of its bottom card, or _EMPTY
+        self._complete = 0  # full piles in their home row: every view and progress shows it
         self._empty: list[int] = []  # spots left empty (only when stock and waste are)
-        self._swaps: list[Move] | None = None  # cached; depends on bottoms only
+        self._swaps: tuple[list[Move], list[str]] | None = None  # cached; depends on bottoms only
         self._index_piles()
         # three-waste refills from the waste of the spot's own row first, then W1..W3.
         self._refill_order = tuple(
@@ -143,7 +152,7 @@ class Game:
 
     @property
     def leftover(self) -> int:
-        return len(self._stock) + sum(len(w) for w in self._wastes)
+        return len(self._stock) + sum(map(len, self._wastes))
 
     @property
     def on_grid(self) -> int:
@@ -151,10 +160,7 @@ class Game:
 
     @property
     def complete(self) -> int:
-        row = self._t.row
-        return sum(
-            1 for x, p in enumerate(self._piles) if len(p) == PILE_MAX and (p[0] >> 2) - FIRST_VALUE == row[x]
-        )
+        return self._complete
 
     @property
     def stock_count(self) -> int:
@@ -193,14 +199,15 @@ class Game:
         # A whole pile that moves leaves a spot the waste refills.
         return not any(tops[need[p[0]]] or (empty and self._empty_fits(p[0])) for p in self._piles if p)
 
-    def _is_home(self, x: int) -> bool:
-        p = self._piles[x]
-        return bool(p) and (p[0] >> 2) - FIRST_VALUE == self._t.row[x]
-
     # ------------------------------------------------------------ legal moves
 
     def legal_moves(self) -> list[Move]:
         """Every legal move, swaps and moves of part of a pile included."""
+        moves = self._legal_but_swaps()
+        moves.extend(self._legal_swaps()[0])
+        return moves
+
+    def _legal_but_swaps(self) -> list[Move]:
         t = self._t
         tops, need, empty = self._tops, self._need, self._empty
         moves: list[Move] = []
@@ -232,42 +239,46 @@ class Game:
             if empty:
                 for k, c in enumerate(pile):
                     moves.extend(pile_moves[x][k][y] for y in self._empty_fits(c))
+        return moves
+
+    def _legal_swaps(self) -> tuple[list[Move], list[str]]:
+        """The legal swaps and their texts, both in text order; kept until a bottom changes."""
         swaps = self._swaps
         if swaps is None:
             swaps = self._swaps = self._list_swaps()
-        moves.extend(swaps)
-        return moves
+        return swaps
 
     def _empty_fits(self, card: int) -> list[int]:
         """The empty spots ``card`` may go to: those of the row it is the base rank of."""
         row = self._t.row
         return [y for y in self._empty if (card >> 2) - FIRST_VALUE == row[y]]
 
-    def _list_swaps(self) -> list[Move]:
-        """Every legal swap, in spot order.
+    def _list_swaps(self) -> tuple[list[Move], list[str]]:
+        """Every legal swap, in spot order (which is also their texts' order: one-digit columns).
 
         A classic swap sends some pile x home, so it pairs a pile whose bottom
         is a base rank but stands in another row with a pile of that home row
         whose bottom differs in rank. Starting from those few piles is much
         cheaper than testing all pairs.
         """
-        t, piles, n = self._t, self._piles, self._n
+        t, homes, n = self._t, self._homes, self._n
+        pairs: list[int] = []
         if self.variant.free_swap:
-            table = t.swap
-            full = [x for x in range(n) if piles[x]]
-            return [table[x][y] for i, x in enumerate(full) for y in full[i + 1 :]]  # type: ignore[misc]
-        # The row each bottom is the base rank of (>= 3 for other ranks; None for an empty spot).
-        homes = [(p[0] >> 2) - FIRST_VALUE if p else None for p in piles]
-        row, row_spots = t.row, t.row_spots
-        pairs: set[int] = set()
-        for x, home in enumerate(homes):
-            if home is not None and home < 3 and home != row[x]:
-                for y in row_spots[home]:
-                    other = homes[y]
-                    if other is not None and other != home:
-                        pairs.add(x * n + y if x < y else y * n + x)
-        by_pair = t.swap_by_pair
-        return [by_pair[p] for p in sorted(pairs)]  # type: ignore[misc]
+            full = [x for x in range(n) if homes[x] != _EMPTY]
+            pairs = [x * n + y for i, x in enumerate(full) for y in full[i + 1 :]]
+        else:
+            row, row_spots = t.row, t.row_spots
+            for x, home in enumerate(homes):
+                if home < 3 and home != row[x]:
+                    rx = row[x]
+                    for y in row_spots[home]:
+                        other = homes[y]
+                        # A pair whose piles both go home is found from both ends: keep it once.
+                        if other != home and other != _EMPTY and (other != rx or x < y):
+                            pairs.append(x * n + y if x < y else y * n + x)
+            pairs.sort()
+        by_pair, text_by_pair = t.swap_by_pair, t.swap_text_by_pair
+        return [by_pair[p] for p in pairs], [text_by_pair[p] for p in pairs]  # type: ignore[misc]
 
     # ------------------------------------------------------------------- play
 
@@ -411,9 +422,8 @@ class Game:
                 r = (piles[x][0] >> 2) - FIRST_VALUE if piles[x] else 3
                 if r >= 3 or r == row[x]:
                     break
-                y = next(
-                    (y for y in range(self._n) if row[y] == r and piles[y] and not self._is_home(y)), None
-                )
+                homes = self._homes
+                y = next((y for y in range(self._n) if row[y] == r and homes[y] not in (r, _EMPTY)), None)
                 if y is None:
                     break
                 move = table[x][y]
@@ -432,19 +442,34 @@ class Game:
         for x, pile in enumerate(self._piles):
             if pile:
                 self._tops[self._key[pile[-1]]].append(x)
-        self._texts = [[card_text(c) for c in pile] for pile in self._piles]
+        self._texts = [tuple(card_text(c) for c in pile) for pile in self._piles]
         self._empty = [x for x, pile in enumerate(self._piles) if not pile]
+        self._homes = [_HOME[pile[0]] if pile else _EMPTY for pile in self._piles]
+        self._complete = sum(self._is_complete(x) for x in range(self._n))
         self._swaps = None
+
+    def _is_complete(self, x: int) -> bool:
+        return len(self._piles[x]) == PILE_MAX and self._homes[x] == self._t.row[x]
+
+    def _rebottom(self, x: int) -> None:
+        """Spot x has a new bottom card, or none: drop the swap list if that matters to swaps."""
+        pile = self._piles[x]
+        home = _HOME[pile[0]] if pile else _EMPTY
+        if home != self._homes[x]:
+            self._homes[x] = home
+            self._swaps = None
 
     def _exchange(self, x: int, y: int) -> None:
         """Swap the piles at x and y (a swap, and its undo)."""
         piles, texts = self._piles, self._texts
+        before = self._is_complete(x) + self._is_complete(y)
         piles[x], piles[y] = piles[y], piles[x]
         texts[x], texts[y] = texts[y], texts[x]
         self._retop(x, piles[y], piles[x])
         self._retop(y, piles[x], piles[y])
-        if not self.variant.free_swap:  # free-swap's list depends only on which spots hold a pile
-            self._swaps = None
+        self._rebottom(x)
+        self._rebottom(y)
+        self._complete += self._is_complete(x) + self._is_complete(y) - before
 
     def _retop(self, x: int, old: list[int], new: list[int]) -> None:
         """Spot x changed from pile ``old`` to ``new``: keep the top index."""
@@ -457,41 +482,47 @@ class Game:
         pile = self._piles[x]
         key = self._key
         self._tops[key[pile[-1]]].remove(x)
+        if len(pile) == PILE_MAX and self._homes[x] == self._t.row[x]:
+            self._complete -= 1
         run = pile[k:]
         del pile[k:]
-        del self._texts[x][k:]
+        self._texts[x] = self._texts[x][:k]
         if pile:
             self._tops[key[pile[-1]]].append(x)
-        else:
-            self._swaps = None
+        # An emptied spot keeps its bottom's home until the caller knows it stays empty:
+        # most are refilled at once, often with a card that changes no swap.
         return run
 
     def _put_card(self, y: int, card: int) -> None:
         """``_put`` of one card, without building a list: most moves move one card."""
         pile = self._piles[y]
         tops, key = self._tops, self._key
-        if pile:
-            tops[key[pile[-1]]].remove(y)
+        pile.append(card)
+        self._texts[y] += (card_text(card),)
+        if len(pile) > 1:
+            tops[key[pile[-2]]].remove(y)
         else:
-            self._swaps = None
+            self._rebottom(y)
             if y in self._empty:
                 self._empty.remove(y)
-        pile.append(card)
-        self._texts[y].append(card_text(card))
         tops[key[card]].append(y)
+        if len(pile) == PILE_MAX and self._homes[y] == self._t.row[y]:
+            self._complete += 1
 
     def _put(self, y: int, cards: Sequence[int]) -> None:
         pile = self._piles[y]
         key = self._key
         if pile:
             self._tops[key[pile[-1]]].remove(y)
-        else:
-            self._swaps = None
+        pile.extend(cards)
+        self._texts[y] += tuple(card_text(c) for c in cards)
+        if len(pile) == len(cards):
+            self._rebottom(y)
             if y in self._empty:
                 self._empty.remove(y)
-        pile.extend(cards)
-        self._texts[y].extend(card_text(c) for c in cards)
         self._tops[key[pile[-1]]].append(y)
+        if len(pile) == PILE_MAX and self._homes[y] == self._t.row[y]:
+            self._complete += 1
 
     def _refill(self, x: int) -> int | None:
         """Fill the emptied spot x; return where from: _STOCK, a waste index, or None."""
@@ -504,6 +535,7 @@ class Game:
                 self._put_card(x, wastes[w].pop())
                 return w
         self._empty.append(x)
+        self._rebottom(x)
         return None
 
     # ------------------------------------------------------------------- undo
@@ -553,14 +585,17 @@ class Game:
         """After an undo took a spot's only card, the spot was empty before."""
         if not self._piles[y]:
             self._empty.append(y)
+            self._rebottom(y)
 
     # ------------------------------------------------------------------ views
 
     def grid(self) -> dict[str, list[str]]:
-        return dict(zip(self._t.names, [t.copy() for t in self._texts], strict=True))
+        return {name: list(texts) for name, texts in zip(self._t.names, self._texts, strict=True)}
 
     def legal_texts(self) -> list[str]:
-        texts = [m.text for m in self.legal_moves()]
+        """The legal moves' texts, sorted: the swaps' are kept sorted, so the sort is mostly a merge."""
+        texts = [m.text for m in self._legal_but_swaps()]
+        texts += self._legal_swaps()[1]
         texts.sort()
         return texts
 
@@ -584,7 +619,7 @@ class Game:
         open_stock = self.variant.open_stock
         return {
             "variant": self.variant.name,
-            "grid": self.grid(),
+            "grid": dict(zip(self._t.names, self._texts, strict=True)),
             "waste": [{"top": card_text(w[-1]) if w else None, "count": len(w)} for w in self._wastes],
             "stock_count": len(self._stock),
             "stock": [card_text(c) for c in reversed(self._stock)] if open_stock else None,

@@ -165,11 +165,10 @@ class SqliteStore:
         if not batch:
             return
         db = self._db
-        outcomes: list[BaseException | None] = []
+        outcomes: Sequence[BaseException | None]
         try:
             db.execute("BEGIN IMMEDIATE")
-            for match_id, events, _ in batch:
-                outcomes.append(self._write_one(match_id, events))
+            outcomes = self._write_all([(match_id, events) for match_id, events, _ in batch])
             db.execute("COMMIT")
         except Exception as exc:
             if db.in_transaction:
@@ -183,18 +182,32 @@ class SqliteStore:
             else:
                 done.set_exception(outcome)
 
-    def _write_one(self, match_id: str, events: Sequence[Event]) -> Conflict | None:
-        """One append inside the open transaction; a Conflict leaves no trace of it."""
+    def _write_all(self, appends: Sequence[tuple[str, Sequence[Event]]]) -> Sequence[Conflict | None]:
+        """The appends inside the open transaction, each whole or not at all.
+
+        All in one statement first (a busy server's batch holds hundreds of
+        moves); only if one of them conflicts, again one by one, so that only
+        the conflicting ones fail.
+        """
         db = self._db
-        if len(events) == 1 and not isinstance(events[0], Decided):
-            try:  # one statement: a failed insert undoes itself, no savepoint needed
-                self._write(match_id, events)
-            except sqlite3.IntegrityError:
-                return Conflict(match_id)
-            return None
+        db.execute("SAVEPOINT appends")
+        try:
+            self._write(appends)
+        except sqlite3.IntegrityError:
+            db.execute("ROLLBACK TO appends")
+            outcomes = [self._write_one(match_id, events) for match_id, events in appends]
+        else:
+            outcomes = [None] * len(appends)
+        finally:
+            db.execute("RELEASE appends")
+        return outcomes
+
+    def _write_one(self, match_id: str, events: Sequence[Event]) -> Conflict | None:
+        """One append; a Conflict leaves no trace of it."""
+        db = self._db
         db.execute("SAVEPOINT append")
         try:
-            self._write(match_id, events)
+            self._write([(match_id, events)])
         except sqlite3.IntegrityError:
             db.execute("ROLLBACK TO append")
             return Conflict(match_id)
@@ -202,12 +215,18 @@ class SqliteStore:
             db.execute("RELEASE append")
         return None
 
-    def _write(self, match_id: str, events: Sequence[Event]) -> None:
+    def _write(self, appends: Sequence[tuple[str, Sequence[Event]]]) -> None:
         db = self._db
         db.executemany(
             "INSERT INTO events (match, ev, body) VALUES (?, ?, ?)",
-            [(match_id, e.ev, e.model_dump_json()) for e in events],
+            [(match_id, e.ev, e.model_dump_json()) for match_id, events in appends for e in events],
         )
+        for match_id, events in appends:
+            self._write_result(match_id, events)
+
+    def _write_result(self, match_id: str, events: Sequence[Event]) -> None:
+        """A decided match's result, and the indexes that list it."""
+        db = self._db
         for e in events:
             if isinstance(e, Decided):
                 db.execute(

@@ -6,6 +6,7 @@ texts, slowly and independently of the engine's indexes.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from typing import Any
@@ -91,6 +92,11 @@ def test_random_play_keeps_every_invariant(seed: str, variant: str, choice: rand
         }
         assert game.leftover + game.on_grid == sum(full.values())
         assert game.is_over == reference_is_over(game)
+        # the indexes kept across plays and undos (tops, homes, the swap list) match fresh ones
+        fresh = copy.deepcopy(game)
+        fresh._index_piles()
+        assert fresh.legal_texts() == game.legal_texts()
+        assert fresh.complete == game.complete
         if game.is_over:
             break
         legal = game.legal_moves()

@@ -67,3 +67,13 @@ def test_free_swap_any_two_piles() -> None:
     assert not legal({"A1": ["5S"]}, "A1~B1", "free-swap")  # still needs two piles
     game = position("free-swap", grid, stock=STOCK)
     assert len([m for m in game.legal_texts() if "~" in m]) == 6  # every pair of the four piles
+
+
+def test_a_spot_left_empty_takes_part_in_no_swap() -> None:
+    # B2's 4H belongs in row C, where C1 empties at the win: no swap may pair them.
+    game = position("classic", {"A1": ["2S"], "C1": ["5S"], "B2": ["4H"]})
+    game.play("C1:0>A1")
+    assert game.grid()["C1"] == [] and game.grid()["B2"] == ["4H"]
+    assert [t for t in game.legal_texts() if "~" in t] == []
+    game.undo()
+    assert "B2~C1" in game.legal_texts()
