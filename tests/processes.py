@@ -18,8 +18,9 @@ LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)/")
 class ServerProcess:
     """``python -m server`` in a subprocess, on a free port."""
 
-    def __init__(self, *args: str, log: Path | None = None) -> None:
+    def __init__(self, *args: str, log: Path | None = None, open_files: int | None = None) -> None:
         self.args = args
+        self.open_files = open_files  # the soft limit the server starts with, if given
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.log = log or Path(tempfile.mkstemp(prefix="grip-server-", suffix=".log")[1])
@@ -32,6 +33,7 @@ class ServerProcess:
                 cwd=ROOT,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                preexec_fn=None if self.open_files is None else self._limit_open_files,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.proc.poll() is None:
@@ -42,6 +44,13 @@ class ServerProcess:
             time.sleep(0.02)
         self.kill()
         raise RuntimeError(f"server did not start: {self.args}\n{self.log.read_text(errors='replace')}")
+
+    def _limit_open_files(self) -> None:
+        import resource
+
+        assert self.open_files is not None
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, hard))
 
     @property
     def url(self) -> str:
