@@ -482,7 +482,7 @@ class Game:
         pile = self._piles[x]
         key = self._key
         self._tops[key[pile[-1]]].remove(x)
-        if len(pile) == PILE_MAX and self._homes[x] == self._t.row[x]:
+        if self._is_complete(x):
             self._complete -= 1
         run = pile[k:]
         del pile[k:]
@@ -506,7 +506,7 @@ class Game:
             if y in self._empty:
                 self._empty.remove(y)
         tops[key[card]].append(y)
-        if len(pile) == PILE_MAX and self._homes[y] == self._t.row[y]:
+        if self._is_complete(y):  # a pile can grow to full, never past it
             self._complete += 1
 
     def _put(self, y: int, cards: Sequence[int]) -> None:
@@ -521,7 +521,7 @@ class Game:
             if y in self._empty:
                 self._empty.remove(y)
         self._tops[key[pile[-1]]].append(y)
-        if len(pile) == PILE_MAX and self._homes[y] == self._t.row[y]:
+        if self._is_complete(y):  # a pile can grow to full, never past it
             self._complete += 1
 
     def _refill(self, x: int) -> int | None:
