@@ -7,8 +7,9 @@ cut can take the last commits.
 
 Appends are group-committed: every append made in one turn of the event loop
 (the moves of many matches read in the same turn) goes into one transaction,
-committed on the next turn; a conflict fails only its own append (a lone
-insert undoes itself, a longer batch has its own savepoint). ``append``
+committed on the next turn, in one statement; a conflict fails only its own
+append (then the batch is written again one append at a time, each under
+a savepoint). ``append``
 returns only after that commit, so an ack still waits for its move to be
 durable; measured in docs/benchmarks.md.
 
