@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, overload
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from . import protocol as p
@@ -186,6 +187,26 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class FinalBoard:
+    """A decided seat's board as it is still shown (resume, spectators): its last view and moves.
+
+    A live ``Game`` keeps indexes and an undo log for play; once the match is
+    decided nothing plays again, and a server keeps decided matches for a
+    while (the hub's FINISHED_TTL_MS): under a steady stream of quick games
+    those would hold most of its memory (docs/benchmarks.md).
+    """
+
+    view_json: str
+    moves: tuple[str, ...]
+    numbers: Numbers
+
+    @classmethod
+    def of(cls, game: Game) -> FinalBoard:
+        view = orjson.dumps(game.player_view()).decode()  # a str of its own size: orjson over-allocates
+        return cls(view, tuple(m.text for m in game.moves), _numbers(game))
+
+
 @dataclass
 class SeatState:
     name: str
@@ -194,7 +215,8 @@ class SeatState:
     ready: bool = False
     conn: str | None = None
     gone_since: int | None = None  # disconnected during play since (ms)
-    game: Game | None = None
+    game: Game | None = None  # from the start until the match is decided
+    final: FinalBoard | None = None  # from then on
     seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
     seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
     last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
@@ -575,6 +597,9 @@ class Match:
             self.seat(e.seat).ended = e
         elif isinstance(e, Decided):
             self.status, self.result, self.decided_at = "finished", e.result, e.at
+            for s in self.seats:
+                if s is not None and s.game is not None:
+                    s.final, s.game = FinalBoard.of(s.game), None
         elif isinstance(e, RematchAsked):
             self.seat(e.seat).rematch = True
         elif isinstance(e, RematchOpened):
@@ -600,19 +625,28 @@ class Match:
         )
 
     def view(self, seat: int) -> p.View | None:
-        game = self.seat(seat).game
-        return None if game is None else p.View.model_validate(game.player_view())
+        s = self.seat(seat)
+        if s.final is not None:
+            return p.View.model_validate_json(s.final.view_json)
+        return None if s.game is None else p.View.model_validate(s.game.player_view())
+
+    def moves(self, seat: int) -> list[str]:
+        """The moves a seat has played, automatic swaps included."""
+        s = self.seat(seat)
+        if s.final is not None:
+            return list(s.final.moves)
+        return [] if s.game is None else [m.text for m in s.game.moves]
 
     def progress(self, seat: int, ev: int | None = None) -> p.Progress:
         s = self.seat(seat)
-        g = s.game or Game.new(self.seed, self.variant)
+        numbers = s.final.numbers if s.final else _numbers(self._game_as_it_stands(seat))
         return p.Progress(
             ev=self.ev if ev is None else ev,
             seat=seat,
-            leftover=g.leftover,
-            on_grid=g.on_grid,
-            complete=g.complete,
-            moves=len(g.moves),
+            leftover=numbers.leftover,
+            on_grid=numbers.on_grid,
+            complete=numbers.complete,
+            moves=numbers.moves,
             finished=s.ended is not None,
         )
 
@@ -720,7 +754,7 @@ class Match:
                     seat=n,
                     progress=self.progress(n),
                     view=self.view(n),
-                    moves=[str(m) for m in s.game.moves] if s.game else [],
+                    moves=self.moves(n),
                 )
             )
         return p.Watching(

@@ -42,3 +42,16 @@ async def test_dispatch_benchmark_smoke() -> None:
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, out.decode() + err.decode()[-2000:]
     assert " moves in 2 races, 1 at a time: " in out.decode() and "us CPU per move" in out.decode()
+
+
+async def test_match_memory_benchmark_smoke() -> None:
+    """bench/match_memory.py plays a few matches to their decision and prints both figures."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "bench" / "match_memory.py"), "--matches", "3",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    text = out.decode()
+    assert proc.returncode == 0, text + err.decode()[-2000:]
+    assert "playing, 30 moves each:" in text and "decided:" in text
+    assert text.count("KiB per match") == 2

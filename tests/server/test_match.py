@@ -191,11 +191,40 @@ def test_game_over_ends_the_seat_and_result_follows() -> None:
     assert result.seats[0].score == result.seats[1].score
     assert result.winner == 0 and not result.draw
     for seat in (0, 1):  # the move that ended the game is in the result, and scored
-        game = sim.match.seat(seat).game
-        assert game is not None and result.seats[seat].moves == [str(m) for m in game.moves]
-        assert (result.seats[seat].score, result.seats[seat].on_grid) == (game.leftover, game.on_grid)
+        final = sim.match.seat(seat).final  # a decided match keeps each board's last view, no Game
+        assert final is not None and sim.match.seat(seat).game is None
+        assert result.seats[seat].moves == list(final.moves) == sim.match.moves(seat)
+        assert (result.seats[seat].score, result.seats[seat].on_grid) == (
+            final.numbers.leftover,
+            final.numbers.on_grid,
+        )
+        view = sim.match.view(seat)
+        assert view is not None and view.leftover == result.seats[seat].score
     replayed = Game.replay("12345", "classic", result.seats[0].moves)
     assert replayed.leftover == result.seats[0].score
+
+
+def test_a_decided_match_shows_the_boards_it_ended_with() -> None:
+    sim = Sim()
+    sim.start()
+    play_out(sim, 0)
+    game = sim.match.seat(1).game
+    assert game is not None
+    for seq in range(1, 20):
+        sim.move(1, seq, greedy_moves(game) or "T")
+
+    def boards() -> list[tuple[object, ...]]:
+        m = sim.match
+        return [(m.view(n), m.moves(n), m.progress(n, ev=0).model_dump(exclude={"finished"})) for n in (0, 1)]
+
+    before = boards()
+    sim.do("decide_finish", 1)
+    assert sim.match.status == "finished"
+    assert all(s is not None and s.game is None for s in sim.match.seats)  # the Games are let go
+    assert boards() == before
+    watching = sim.match.snapshot_for_spectator()
+    assert [(b.view, b.moves) for b in watching.boards] == [(v, m) for v, m, _ in before]
+    assert sim.match.snapshot_for_seat(1, []).view == before[1][0]
 
 
 def test_finish_lower_score_wins() -> None:

@@ -145,8 +145,6 @@ def test_racing_moves_then_result(order: list[int]) -> None:
     result = sim.match.result
     assert result is not None
     for seat in (0, 1):
-        game = sim.match.seat(seat).game
-        assert game is not None
-        assert result.seats[seat].moves == [str(m) for m in game.moves]
-        assert result.seats[seat].score == game.leftover
+        assert result.seats[seat].moves == sim.match.moves(seat)
+        assert result.seats[seat].score == sim.match.progress(seat).leftover
     same(rebuilt(sim.log), sim.match)
