@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, overload
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from . import protocol as p
@@ -197,14 +196,13 @@ class FinalBoard:
     those would hold most of its memory (docs/benchmarks.md).
     """
 
-    view_json: str
+    view_json: bytes
     moves: tuple[str, ...]
     numbers: Numbers
 
     @classmethod
     def of(cls, game: Game) -> FinalBoard:
-        view = orjson.dumps(game.player_view()).decode()  # a str of its own size: orjson over-allocates
-        return cls(view, tuple(m.text for m in game.moves), _numbers(game))
+        return cls(p.dumps(game.player_view()), tuple(m.text for m in game.moves), _numbers(game))
 
 
 @dataclass

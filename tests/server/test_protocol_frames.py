@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
@@ -89,3 +90,20 @@ def test_frames_made_once_are_the_bytes_websockets_writes(sizes: tuple[int, ...]
     framing = _Framing()
     assert framing.wire(frames) == b"".join(server.data_to_send())
     assert framing.wire(frames) is framing.wire(frames)  # the same tuple: framed once
+
+
+def test_a_frame_holds_no_more_memory_than_its_bytes() -> None:
+    """A slow reader's outbox holds frames for a while: no working buffer may come with them."""
+    game = _game_after("classic", 7, 40)
+    view = game.player_view()
+    numbers = {"leftover": game.leftover, "on_grid": game.on_grid, "complete": game.complete, "moves": 40}
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        frames = [p.ack_frame(n, n, "T", [], view) for n in range(50)]
+        frames += [p.progress_frame(n, 0, numbers, False) for n in range(50)]
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    payload = sum(len(f) for f in frames)
+    assert held < payload + 100 * 100, (held, payload)  # each frame: its bytes and an object header
