@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 
 LOBBY_TTL_MS = 30 * 60_000
 FINISHED_TTL_MS = 10 * 60_000
+#: A decided match that nobody in this process is attached to (no seat, no
+#: spectator) leaves memory this long after its decision. If someone asks for
+#: it before it expires, it is read back from the store.
+UNLOAD_DECIDED_AFTER_MS = 60_000
 APPEND_ATTEMPTS = 8
 
 
@@ -335,9 +339,18 @@ class Hub:
     # ------------------------------------------------------------- upkeep
 
     def sweep(self) -> list[str]:
-        """Drop expired matches from memory, telling whoever still watches."""
+        """Drop expired matches from memory, telling whoever still watches; return their ids.
+
+        Decided matches left alone are unloaded too, unannounced, since nobody
+        is there to tell. Quick games can end by the thousand in the ten
+        minutes a decided match stays open, so without this, those decided
+        matches would hold most of the memory (docs/benchmarks.md).
+        """
         gone = [mid for mid, lm in self.live.items() if self.expired(lm.match)]
         for mid in gone:
+            self.drop(mid)
+        now = self.clock()
+        for mid in [mid for mid, lm in self.live.items() if _left_alone(lm, now)]:
             self.drop(mid)
         return gone
 
@@ -372,6 +385,16 @@ class Hub:
 def _evict(peer: Peer) -> None:
     peer.send(p.Error(code=p.ErrorCode.TAKEN_OVER, message="this seat was taken over by a newer connection"))
     peer.close(1000, "seat taken over")
+
+
+def _left_alone(lm: LiveMatch, now: int) -> bool:
+    m = lm.match
+    return (
+        m.status == "finished"
+        and now > m.decided_at + UNLOAD_DECIDED_AFTER_MS
+        and not lm.seats
+        and not lm.spectators
+    )
 
 
 def _present(lm: LiveMatch, audience: Audience) -> bool:

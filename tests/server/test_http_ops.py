@@ -16,7 +16,7 @@ from race import MakeAppT, client, kick, start_race
 from wsclient import WsClient
 
 from server.app import WEB_ROOT, App
-from server.hub import FINISHED_TTL_MS, LOBBY_TTL_MS
+from server.hub import FINISHED_TTL_MS, LOBBY_TTL_MS, UNLOAD_DECIDED_AFTER_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,6 +98,35 @@ async def test_sweep_drops_old_lobbies_and_finished_matches(make_app: MakeAppT) 
     assert (await late.request({"type": "watch", "match": race.code}, "error"))["code"] == "not_found"
     assert app.hub.live == {}
     assert await app.store.result(race.code) is not None
+
+
+async def test_a_decided_match_left_alone_leaves_memory_and_comes_back(make_app: MakeAppT) -> None:
+    app = await make_app()
+    race = await start_race(app)
+    a, b = race.players
+    await a.send({"type": "finish"})
+    await b.send({"type": "finish"})
+    result = await a.expect("result")
+    await b.expect("result")
+    app.clock.advance(UNLOAD_DECIDED_AFTER_MS + 1)  # type: ignore[attr-defined]
+    assert app.hub.sweep() == [] and race.code in app.hub.live  # its racers are still here
+    lm = app.hub.live[race.code]
+    await a.close()
+    await b.close()
+    async with asyncio.timeout(5):
+        while lm.seats:
+            await asyncio.sleep(0)  # a yield to the loop until the server has let both go
+    assert app.hub.sweep() == []  # not expired: nobody is told anything
+    assert race.code not in app.hub.live  # but no longer held in memory
+    late = await client(app)
+    watching = await late.request({"type": "watch", "match": race.code}, "watching")
+    assert watching["result"] == result  # read back from the store, as it was
+    assert [board["progress"]["leftover"] for board in watching["boards"]] == [
+        seat["score"] for seat in result["seats"]
+    ]
+    assert race.code in app.hub.live
+    app.clock.advance(UNLOAD_DECIDED_AFTER_MS + 1)  # type: ignore[attr-defined]
+    assert app.hub.sweep() == [] and race.code in app.hub.live  # a spectator is here
 
 
 async def test_a_match_in_play_is_not_swept(make_app: MakeAppT) -> None:
