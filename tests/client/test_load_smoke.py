@@ -1,4 +1,4 @@
-"""bench/load.py at a tiny load: it runs, prints every figure, and counts no errors."""
+"""The benchmarks at a tiny size: each runs, prints every figure, and counts no errors."""
 
 from __future__ import annotations
 
@@ -9,15 +9,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def test_load_benchmark_smoke() -> None:
+async def run_bench(script: str, *args: str, timeout: float = 60) -> str:
+    """Run ``bench/<script>`` to its end; its standard output, once it exited with 0."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(ROOT / "bench" / "load.py"), "--races", "2", "--spectators", "1",
-        "--duration", "1", "--warmup", "3.1", "--server-cpus", "", "--client-cpus", "", "--repeat", "2",
+        sys.executable, str(ROOT / "bench" / script), *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 90)
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
     text = out.decode()
     assert proc.returncode == 0, text + err.decode()[-2000:]
+    return text
+
+
+async def test_load_benchmark_smoke() -> None:
+    text = await run_bench(
+        "load.py", "--races", "2", "--spectators", "1", "--duration", "1", "--warmup", "3.1",
+        "--server-cpus", "", "--client-cpus", "", "--repeat", "2",
+        timeout=90,
+    )  # fmt: skip
     for figure in (
         "sustained moves/s",
         "move -> ack",
@@ -35,23 +44,12 @@ async def test_load_benchmark_smoke() -> None:
 
 async def test_dispatch_benchmark_smoke() -> None:
     """bench/dispatch.py races two deals in process; it checks every move was accepted."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(ROOT / "bench" / "dispatch.py"), "--games", "2",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, out.decode() + err.decode()[-2000:]
-    assert " moves in 2 races, 1 at a time: " in out.decode() and "us CPU per move" in out.decode()
+    text = await run_bench("dispatch.py", "--games", "2")
+    assert " moves in 2 races, 1 at a time: " in text and "us CPU per move" in text
 
 
 async def test_match_memory_benchmark_smoke() -> None:
     """bench/match_memory.py plays a few matches to their decision and prints both figures."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(ROOT / "bench" / "match_memory.py"), "--matches", "3",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    text = out.decode()
-    assert proc.returncode == 0, text + err.decode()[-2000:]
+    text = await run_bench("match_memory.py", "--matches", "3")
     assert "playing, 30 moves each:" in text and "decided:" in text
     assert text.count("KiB per match") == 2
