@@ -74,6 +74,11 @@ def _table(columns: int) -> _Table:
 _NO_HOME, _EMPTY = 3, 4
 _HOME = [v if 0 <= (v := (c >> 2) - FIRST_VALUE) < 3 else _NO_HOME for c in range(64)]
 
+
+def _home_of(pile: list[int]) -> int:
+    return _HOME[pile[0]] if pile else _EMPTY
+
+
 # Where an emptied spot's refill came from, in a pile move's undo record
 # (a waste index >= 0, or None when it stayed empty).
 _STOCK = -1
@@ -415,14 +420,13 @@ class Game:
         rank at the bottom only occur with other decks; they are left as they are.
         """
         auto: list[Move] = []
-        row, table, piles = self._t.row, self._t.swap, self._piles
+        row, table, homes = self._t.row, self._t.swap, self._homes
         for x in range(self._n):
             # A swap sends x's pile home for good but may bring x a stray pile: repeat.
             while True:
-                r = (piles[x][0] >> 2) - FIRST_VALUE if piles[x] else 3
-                if r >= 3 or r == row[x]:
+                r = homes[x]
+                if r >= _NO_HOME or r == row[x]:
                     break
-                homes = self._homes
                 y = next((y for y in range(self._n) if row[y] == r and homes[y] not in (r, _EMPTY)), None)
                 if y is None:
                     break
@@ -444,7 +448,7 @@ class Game:
                 self._tops[self._key[pile[-1]]].append(x)
         self._texts = [tuple(card_text(c) for c in pile) for pile in self._piles]
         self._empty = [x for x, pile in enumerate(self._piles) if not pile]
-        self._homes = [_HOME[pile[0]] if pile else _EMPTY for pile in self._piles]
+        self._homes = [_home_of(pile) for pile in self._piles]
         self._complete = sum(self._is_complete(x) for x in range(self._n))
         self._swaps = None
 
@@ -453,8 +457,7 @@ class Game:
 
     def _rebottom(self, x: int) -> None:
         """Spot x has a new bottom card, or none: drop the swap list if that matters to swaps."""
-        pile = self._piles[x]
-        home = _HOME[pile[0]] if pile else _EMPTY
+        home = _home_of(self._piles[x])
         if home != self._homes[x]:
             self._homes[x] = home
             self._swaps = None
