@@ -190,31 +190,22 @@ class SqliteStore:
         moves); only if one of them conflicts, again one by one, so that only
         the conflicting ones fail.
         """
+        if self._write_or_undo(appends):
+            return [None] * len(appends)
+        return [None if self._write_or_undo([a]) else Conflict(a[0]) for a in appends]
+
+    def _write_or_undo(self, appends: Sequence[tuple[str, Sequence[Event]]]) -> bool:
+        """Write the appends under a savepoint; on a conflict leave no trace of any and say False."""
         db = self._db
         db.execute("SAVEPOINT appends")
         try:
             self._write(appends)
         except sqlite3.IntegrityError:
             db.execute("ROLLBACK TO appends")
-            outcomes = [self._write_one(match_id, events) for match_id, events in appends]
-        else:
-            outcomes = [None] * len(appends)
+            return False
         finally:
             db.execute("RELEASE appends")
-        return outcomes
-
-    def _write_one(self, match_id: str, events: Sequence[Event]) -> Conflict | None:
-        """One append; a Conflict leaves no trace of it."""
-        db = self._db
-        db.execute("SAVEPOINT append")
-        try:
-            self._write([(match_id, events)])
-        except sqlite3.IntegrityError:
-            db.execute("ROLLBACK TO append")
-            return Conflict(match_id)
-        finally:
-            db.execute("RELEASE append")
-        return None
+        return True
 
     def _write(self, appends: Sequence[tuple[str, Sequence[Event]]]) -> None:
         db = self._db
