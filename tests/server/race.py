@@ -51,6 +51,24 @@ class Race:
         self.views[seat] = ack["view"]
         return ack
 
+    async def finish_both(self) -> Msg:
+        """Both racers finish; the result, once both have it."""
+        a, b = self.players
+        await a.send({"type": "finish"})
+        await b.send({"type": "finish"})
+        result = await a.expect("result")
+        await b.expect("result")
+        return result
+
+    async def leave(self) -> None:
+        """Both racers hang up; back once the server has let go of both seats."""
+        lm = self.app.hub.live[self.code]
+        for player in self.players:
+            await player.close()
+        async with asyncio.timeout(5):
+            while lm.seats:
+                await asyncio.sleep(0)  # a yield to the loop, not a wait for time
+
 
 def greedy(view: Msg) -> str:
     legal: list[str] = view["legal"]
@@ -82,6 +100,13 @@ async def start_race(app: App, **create: Any) -> Race:
     starts = await asyncio.gather(a.expect("start"), b.expect("start"))
     race.views = [s["view"] for s in starts]
     return race
+
+
+async def drained(app: App) -> None:
+    """Back once the hub's background tasks (unsubscribes, republishes) are done."""
+    async with asyncio.timeout(5):
+        while app.hub._tasks:
+            await asyncio.sleep(0)  # a yield to the loop, not a wait for time
 
 
 MakeAppT = Callable[..., Awaitable[App]]

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from race import MakeAppT, client, kick, start_race
+from race import MakeAppT, client, drained, kick, start_race
 from wsclient import WsClient
 
 from server.app import WEB_ROOT, App
@@ -66,12 +66,6 @@ async def test_static_index(make_app: MakeAppT) -> None:
     assert status == 404
 
 
-async def drained(app: App) -> None:
-    async with asyncio.timeout(5):
-        while app.hub._tasks:
-            await asyncio.sleep(0)  # a yield to the loop, not a wait for time
-
-
 async def test_sweep_drops_old_lobbies_and_finished_matches(make_app: MakeAppT) -> None:
     app = await make_app()
     c = await client(app)
@@ -103,19 +97,10 @@ async def test_sweep_drops_old_lobbies_and_finished_matches(make_app: MakeAppT) 
 async def test_a_decided_match_left_alone_leaves_memory_and_comes_back(make_app: MakeAppT) -> None:
     app = await make_app()
     race = await start_race(app)
-    a, b = race.players
-    await a.send({"type": "finish"})
-    await b.send({"type": "finish"})
-    result = await a.expect("result")
-    await b.expect("result")
+    result = await race.finish_both()
     app.clock.advance(UNLOAD_DECIDED_AFTER_MS + 1)  # type: ignore[attr-defined]
     assert app.hub.sweep() == [] and race.code in app.hub.live  # its racers are still here
-    lm = app.hub.live[race.code]
-    await a.close()
-    await b.close()
-    async with asyncio.timeout(5):
-        while lm.seats:
-            await asyncio.sleep(0)  # a yield to the loop until the server has let both go
+    await race.leave()
     assert app.hub.sweep() == []  # not expired: nobody is told anything
     assert race.code not in app.hub.live  # but no longer held in memory
     late = await client(app)

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from fakeclock import FakeClock
-from race import client, start_race
+from race import client, drained, start_race
 from wsclient import WsClient
 
 from server.app import App
@@ -22,26 +22,15 @@ async def test_a_match_read_back_at_once_hears_the_other_processes(
     here = await start_app(clock=clock, store_url=redis_url, bus_url=redis_url)
     there = await start_app(clock=clock, store_url=redis_url, bus_url=redis_url)
     race = await start_race(here)
-    a, b = race.players
-    await a.send({"type": "finish"})
-    await b.send({"type": "finish"})
-    await a.expect("result")
-    await b.expect("result")
-    lm = here.hub.live[race.code]
-    await a.close()
-    await b.close()
-    async with asyncio.timeout(5):
-        while lm.seats:
-            await asyncio.sleep(0)  # a yield to the loop until both are let go
+    await race.finish_both()
+    await race.leave()
     clock.advance(UNLOAD_DECIDED_AFTER_MS + 1)
     here.hub.sweep()  # unloads it and leaves its channel
     assert race.code not in here.hub.live
     await here.hub.get(race.code)  # read back at once: subscribed again
     watcher = await client(here)
     await watcher.request({"type": "watch", "match": race.code}, "watching")
-    async with asyncio.timeout(5):
-        while here.hub._tasks:
-            await asyncio.sleep(0)
+    await drained(here)
     # A racer comes back on the other process and asks for a rematch: the watcher hears of it.
     back = await WsClient.connect(f"ws://127.0.0.1:{there.port}")
     await back.request({"type": "resume", "match": race.code, "token": race.tokens[0]}, "resumed")
