@@ -46,6 +46,11 @@ from .solving import Solving
 from .store import BoardRow, Conflict, PlayerRecord, Store, StoreUnavailable, open_store
 
 log = logging.getLogger(__name__)
+#: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
+_PAGE_ROUTE = re.compile(
+    rf"/(practice|rules|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
+    rf"|[mwr]/[{p.CODE_ALPHABET}]{{{p.CODE_LENGTH}}})?/*"
+)
 
 WEB_ROOT = Path(__file__).resolve().parent.parent / "client" / "web"
 OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
@@ -362,8 +367,8 @@ class App:
         target = (root / rel).resolve()
         if not target.is_relative_to(root):
             return _response(404, b"not found\n", "text/plain")
-        if not target.is_file() and "." not in rel.rsplit("/", 1)[-1]:
-            target = root / "index.html"  # the page's own routes
+        if not target.is_file() and _PAGE_ROUTE.fullmatch(path):
+            target = root / "index.html"  # the page routes these itself (route() in client/web/js/app.js)
         if not target.is_file():
             return _response(404, b"not found\n", "text/plain")
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
@@ -571,6 +576,9 @@ class App:
                 p.ErrorCode.NOT_ALLOWED,
                 "ranked daily games cannot be watched live; replays open when the day is over",
             )
+        lm.match.check_watcher(
+            conn.player.id if conn.player else None, conn.seat if conn.live is lm else None
+        )
         await self._unbind(conn)
         conn.live = lm
         # No await between the snapshot and joining the audience: nothing can slip between.

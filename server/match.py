@@ -289,6 +289,21 @@ class Match:
                 return n
         raise MatchError(p.ErrorCode.BAD_TOKEN, "that token holds no seat in this match")
 
+    def check_watcher(self, player: str | None, seat: int | None) -> None:
+        """Refuse a racer who asks to watch their own race before its result.
+
+        A spectator sees both boards, and the opponent's waste and refills
+        would reveal the racer's own stock to come. ``seat`` is the one the
+        asking connection holds here, ``player`` its identity (if it said
+        hello): the same person on another connection is refused too.
+        """
+        if self.status == "finished" or len(self.seats) < 2:
+            return
+        if seat is not None or (player is not None and any(s and s.player == player for s in self.seats)):
+            raise MatchError(
+                p.ErrorCode.NOT_ALLOWED, "you race in this match: racers see only each other's progress"
+            )
+
     def _game(self, n: int) -> Game:
         game = self.seat(n).game
         assert game is not None
@@ -709,7 +724,7 @@ class Match:
             mine: p.Outgoing = p.ack_frame(e.seq, e.ev, move, auto, view)
         else:
             move, auto = "undo", []
-            mine = p.Undone(moves=e.moves, view=p.View.model_validate(view))
+            mine = p.Undone(ev=e.ev, moves=e.moves, view=p.View.model_validate(view))
         if mover:
             out.insert(0, (("seat", e.seat), mine))
         if watchers:

@@ -28,7 +28,8 @@ CODE_ALPHABET = "34679ACDEFGHJKMNPQRTUVWXY"
 CODE_LENGTH = 8
 
 MatchCode = Annotated[str, Field(pattern=f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")]
-Token = Annotated[str, Field(min_length=16, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+#: A seat's token as a client sends it back: text that is no token holds no seat (``bad_token``).
+Token = Annotated[str, Field(max_length=64)]
 Name = Annotated[str, Field(min_length=1, max_length=24)]
 MoveText = Annotated[str, Field(min_length=1, max_length=12)]
 Seat = Annotated[int, Field(ge=0, le=1)]
@@ -428,6 +429,7 @@ class Hint(Message):
 
 class Undone(Message):
     type: Literal["undone"] = "undone"
+    ev: int
     moves: list[str]
     view: View
 
@@ -615,8 +617,10 @@ def parse_client(frame: str | bytes) -> ClientMessage:
         pass
     try:
         data = json.loads(frame)
-    except ValueError:
-        raise ProtocolError(ErrorCode.BAD_JSON, "that frame is not valid JSON") from None
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than any message is
+        raise ProtocolError(
+            ErrorCode.BAD_JSON, "that frame is not valid JSON (or nested too deeply)"
+        ) from None
     if not isinstance(data, dict):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, "a message is a JSON object with a 'type'")
     kind = data.get("type")

@@ -44,6 +44,17 @@ async def test_non_json_text(app: App, race: Race) -> None:
     await still_serving(app, race)
 
 
+@pytest.mark.parametrize(
+    "frame",
+    ["[" * 1000 + "]" * 1000, '{"type": "hello", "v": 1, "name": ' + "[" * 1900 + "]" * 1900 + "}"],
+)
+async def test_json_nested_deeper_than_the_parser_goes(app: App, race: Race, frame: str) -> None:
+    """Under the 4 KiB limit but deeper than Python's stack: a typed error, and the seat stays."""
+    a = race.players[0]
+    assert (await error_for(a, frame))["code"] == "bad_json"
+    await still_serving(app, race)
+
+
 async def test_binary_frame(app: App, race: Race) -> None:
     c = await client(app)
     assert (await error_for(c, b'{"type": "hello"}'))["code"] == "bad_message"
@@ -112,6 +123,14 @@ async def test_move_after_the_end(app: App, race: Race) -> None:
 async def test_resume_with_a_made_up_token(app: App, race: Race) -> None:
     c = await client(app)
     frame = {"type": "resume", "match": race.code, "token": "made-up-token-0123456789"}
+    assert (await error_for(c, frame))["code"] == "bad_token"
+    await still_serving(app, race)
+
+
+@pytest.mark.parametrize("token", ["x", "", "not a token!"])
+async def test_resume_with_text_that_is_no_token(app: App, race: Race, token: str) -> None:
+    c = await client(app)
+    frame = {"type": "resume", "match": race.code, "token": token}
     assert (await error_for(c, frame))["code"] == "bad_token"
     await still_serving(app, race)
 

@@ -66,6 +66,26 @@ async def test_static_index(make_app: MakeAppT) -> None:
     assert status == 404
 
 
+async def test_the_pages_own_paths_get_the_page_and_others_404(make_app: MakeAppT) -> None:
+    app = await make_app()
+    index = (WEB_ROOT / "index.html").read_bytes()
+    for path in (
+        "/practice",
+        "/rules/",
+        "/daily",
+        "/daily/2026-11-28",
+        "/stats/abc_D-1",
+        "/m/9YRGATDH",
+        "/w/9YRGATDH",
+        "/r/9YRGATDH",
+    ):
+        status, _, body = await get(app, path)
+        assert (status, body) == (200, index), path
+    for path in ("/nonexistent", "/a/b/c", "/healthz/x", "/metricsx", "/m/not-a-code", "/missing.js"):
+        status, _, _ = await get(app, path)
+        assert status == 404, path
+
+
 async def test_sweep_drops_old_lobbies_and_finished_matches(make_app: MakeAppT) -> None:
     app = await make_app()
     c = await client(app)

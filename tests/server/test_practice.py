@@ -23,6 +23,9 @@ async def test_hint_is_a_legal_move_and_undo_takes_a_play_back(make_app: MakeApp
     assert ack["view"]["moves"] == 1
     undone = await c.request({"type": "undo"}, "undone")
     assert undone["view"] == view and undone["moves"] == [hint["move"]]
+    assert undone["ev"] == ack["ev"] + 1  # it is an event too: the stream of evs has no gap
+    again = await c.request({"type": "move", "seq": 2, "move": hint["move"]}, "ack")
+    assert again["ev"] == undone["ev"] + 1
 
 
 async def test_no_hints_or_undo_in_a_race(make_app: MakeAppT) -> None:

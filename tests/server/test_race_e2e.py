@@ -8,6 +8,8 @@ from typing import Any
 from race import MakeAppT, client, greedy, kick, start_race
 from wsclient import Msg
 
+from server.match import COUNTDOWN_MS
+
 Backend = dict[str, str]
 
 
@@ -223,3 +225,35 @@ async def test_rematch_from_both_opens_a_new_match(make_app: MakeAppT, backend: 
     assert greedy(start["view"])
     old = await app.store.result(race.code)
     assert old is not None and old.seed == "12345"
+
+
+async def test_a_racer_cannot_watch_their_own_race_until_its_result(
+    make_app: MakeAppT, backend: Backend
+) -> None:
+    """Watching shows both boards; the opponent's would reveal the racer's own stock to come."""
+    app = await make_app(**backend)
+    ann = await client(app)
+    me = await ann.request({"type": "hello", "name": "Ann"}, "welcome")
+    code = (await ann.request({"type": "create", "seed": "12345"}, "created"))["match"]
+    bob = await client(app)
+    await bob.request({"type": "join", "match": code}, "joined")
+    for c in (ann, bob):
+        await c.send({"type": "ready"})
+    await ann.expect("countdown")
+    kick(app, code, COUNTDOWN_MS)
+    view = (await ann.expect("start"))["view"]
+    watch = {"type": "watch", "match": code}
+    refused = await ann.request(watch, "error")  # on the racing connection
+    assert refused["code"] == "not_allowed"
+    other_tab = await client(app)
+    await other_tab.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
+    assert (await other_tab.request(watch, "error"))["code"] == "not_allowed"
+    assert not any(m["type"] in ("watching", "board") for m in ann.received + other_tab.received)
+    # Ann still holds her seat and plays on; once the result is out she may watch.
+    ack = await ann.request({"type": "move", "seq": 1, "move": greedy(view)}, "ack")
+    assert ack["seq"] == 1
+    for c in (ann, bob):
+        await c.send({"type": "finish"})
+    await ann.expect("result")
+    watching = await other_tab.request(watch, "watching")
+    assert len(watching["boards"]) == 2
