@@ -635,6 +635,8 @@ class Match:
                 for n, s in enumerate(self.seats)
                 if s is not None
             ],
+            daily=self.daily,
+            ranked=self.ranked,
         )
 
     def view(self, seat: int) -> p.View | None:

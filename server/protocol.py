@@ -286,6 +286,8 @@ class Lobby(Message):
     time_limit_s: int
     status: Literal["lobby", "countdown", "playing", "finished"]
     seats: list[SeatInfo]
+    daily: Day | None = None  # the day whose challenge deal this is: a friend who joins sees it
+    ranked: bool = False  # it counts on that day's leaderboard (its first attempt for each player)
 
 
 class Countdown(Message):

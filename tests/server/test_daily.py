@@ -129,6 +129,8 @@ async def test_race_a_friend_on_the_daily_both_ranked(app: App) -> None:
     b, _ = await player(app, "Bob")
     created = await a.request({"type": "create", "daily": True, "seats": 2}, "created")
     await b.request({"type": "join", "match": created["match"]}, "joined")
+    lobby = await b.expect("lobby")  # the friend who joins is told it is the ranked daily
+    assert (lobby["daily"], lobby["ranked"]) == (DAY, True)
     spectator = await client(app)
     refused = await spectator.request({"type": "watch", "match": created["match"]}, "error")
     assert refused["code"] == "not_allowed"  # ranked dailies are not watched live
