@@ -151,3 +151,33 @@ def test_how_to_play_is_reachable_from_every_screen(server_url: str, pages: Any,
         expect(page.locator("#rules h1")).to_have_text("How to play Devil's Grip")
     expect(page.locator("#rules details.faq")).to_have_count(4)
     shot(page, "how-to-play")
+
+
+def test_keyboard_focus_stays_on_the_board(server_url: str, pages: Any) -> None:
+    page = pages.new()
+    start_practice(page, server_url, "0")  # B8 may move onto C3 or swap with it
+    pile = lambda spot: page.locator(f'{BOARD} .pile[data-spot="{spot}"]')  # noqa: E731
+    pile("A1").focus()
+    page.keyboard.press("Enter")
+    expect(pile("A1")).to_have_class(re.compile(r"\bselected\b"))
+    expect(pile("A1")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(pile("A1")).not_to_have_class(re.compile(r"\bselected\b"))
+    expect(pile("A1")).to_be_focused()
+
+    pile("B8").focus()
+    page.keyboard.press("Space")
+    expect(pile("B8")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    for _ in range(5):
+        page.keyboard.press("ArrowLeft")
+    expect(pile("C3")).to_be_focused()
+    page.keyboard.press("Enter")  # two moves fit here: the dialog asks, its first choice focused
+    first = page.locator(f"{BOARD} .choice button").first
+    expect(first).to_have_text("Move (B8:0>C3)")
+    expect(first).to_be_focused()
+    page.keyboard.press("Enter")
+    wait_moves(page, 1)
+    expect(pile("C3")).to_be_focused()
+    page.keyboard.press("ArrowUp")
+    expect(pile("B3")).to_be_focused()

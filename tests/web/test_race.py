@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import expect
@@ -144,3 +145,109 @@ def test_reload_and_dropped_network_resume_the_same_game(server_url: str, pages:
     expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-moves", "1")
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", str(stock(ada)))
     expect(eve.locator('.spec-col[data-seat="0"] .move-list li')).to_have_count(moves(ada))
+
+
+def race(server_url: str, pages: Any, *, minutes: int = 10) -> tuple[Any, Any, str]:
+    """Ada and Bea in a started race; the share link."""
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada", deal="12345", minutes=minutes)
+    join(bea, server_url, link, "Bea")
+    start(ada, bea)
+    return ada, bea, link
+
+
+def test_finish_stays_armed_while_the_opponent_moves(server_url: str, pages: Any) -> None:
+    ada, bea, _ = race(server_url, pages)
+    ada.click("#finish")
+    expect(ada.locator("#finish")).to_have_attribute("data-i18n", "finish_confirm")
+    turn(bea)  # Ada's side is redrawn with Bea's progress
+    expect(ada.locator(".progress-box .p-moves")).to_have_text("1")
+    expect(ada.locator("#finish")).to_have_attribute("data-i18n", "finish_confirm")
+    expect(ada.locator("#finish")).to_be_focused()
+    ada.keyboard.press("Enter")
+    expect(ada.locator(".match-panel")).to_contain_text("Your game is over")
+
+
+def test_an_opponent_who_ends_without_a_move_is_done(server_url: str, pages: Any) -> None:
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada", deal="12345")
+    join(bea, server_url, link, "Bea")
+    eve = pages.new()
+    eve.goto(link.replace("/m/", "/w/"))
+    expect(eve.locator(".spec-col")).to_have_count(2)
+    start(ada, bea)
+    turn(ada)
+    bea.click("#resign")
+    bea.click("#resign")  # confirmed: Bea's game ends without a move
+    expect(ada.locator(".progress-box .p-state")).to_have_text("Done")
+    expect(eve.locator('.spec-col[data-seat="1"] .p-state')).to_have_text("Done")
+    expect(eve.locator('.spec-col[data-seat="0"] .p-state')).to_have_text("Playing")
+    finish(ada)
+    expect(ada.locator("#result")).to_be_visible()
+    expect(ada.locator(".progress-box .p-state")).to_have_text("Done")
+    expect(eve.locator("#result")).to_be_visible()
+    expect(eve.locator(".spec-col .p-state")).to_have_text(["Done", "Done"])
+
+
+def test_a_late_spectator_sees_the_clock(server_url: str, pages: Any) -> None:
+    _, _, link = race(server_url, pages, minutes=5)
+    eve = pages.new()
+    eve.goto(link.replace("/m/", "/w/"))
+    expect(eve.locator(".spec-board .pile")).to_have_count(48)
+    expect(eve.locator(".clock")).to_have_text(re.compile(r"^[45]:\d\d$"))
+
+
+SKEWED_CLOCK = "(() => { const real = Date.now; Date.now = () => real() + %d; })()"
+
+
+def test_after_a_reload_the_clock_follows_the_server_not_the_device(server_url: str, pages: Any) -> None:
+    ada, bea = pages.new(), pages.new()
+    ada.context.add_init_script(SKEWED_CLOCK % (5 * 60_000))  # Ada's device is 5 minutes ahead
+    bea.context.add_init_script(SKEWED_CLOCK % (-5 * 60_000))  # Bea's is 5 minutes behind
+    link = create_race(ada, server_url, "Ada", minutes=10)
+    join(bea, server_url, link, "Bea")
+    start(ada, bea)
+    ten_minutes_or_less = re.compile(r"^(10:00|9:\d\d)$")
+    for page in (ada, bea):
+        expect(page.locator(".clock")).to_have_text(ten_minutes_or_less)
+    # Ada's tab keeps the estimate it made at the start.
+    ada.reload()
+    expect(ada.locator(f"{BOARD} .pile")).to_have_count(24)
+    expect(ada.locator(".clock")).to_have_text(ten_minutes_or_less)
+    # Without it, the race's start and end (in the resumed snapshot) still bound the server's now.
+    bea.evaluate("sessionStorage.removeItem('grip:clock-offset')")
+    bea.reload()
+    expect(bea.locator(f"{BOARD} .pile")).to_have_count(24)
+    expect(bea.locator(".clock")).to_have_text(ten_minutes_or_less)
+
+
+def test_a_reload_in_the_countdown_shows_the_countdown(server_url: str, pages: Any) -> None:
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    join(bea, server_url, link, "Bea")
+    bea.click("#ready")
+    ada.click("#ready")
+    expect(ada.locator(".countdown")).to_be_visible()
+    ada.reload()
+    expect(ada.locator(".countdown")).to_be_visible()
+    expect(ada.locator(f"{BOARD} .pile")).to_have_count(24)
+    expect(ada.locator(".countdown")).to_have_count(0)
+    turn(ada)
+
+
+def test_racers_copy_the_spectator_link_and_cannot_watch_before_the_result(
+    server_url: str, pages: Any
+) -> None:
+    ada = pages.new()
+    link = create_race(ada, server_url, "Ada")
+    watch = link.replace("/m/", "/w/")
+    expect(ada.locator("#watch-link")).to_have_value(watch)
+    expect(ada.locator('#lobby a[href*="/w/"]')).to_have_count(0)  # nothing that leaves the seat
+    # The same player in another tab is a racer: the server refuses, the page says why.
+    other = ada.context.new_page()
+    other.goto(watch)
+    expect(other.locator("[role=alert] .big")).to_have_text(
+        "This race cannot be watched yet: its racers can watch it once it has a result, "
+        "and ranked daily games once their day is over."
+    )
+    other.close()

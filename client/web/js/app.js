@@ -14,6 +14,9 @@ import { statsScreen } from "./stats.js";
 const VARIANTS = ["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"];
 const TIME_LIMITS = [120, 300, 600, 900, 1800];
 const SIZES = ["A", "A+", "A++", "A+++"];
+const BOTS = ["greedy", "lookahead"];
+const COUNTDOWN_MS = 3000; // from "countdown" to "start" (server/match.py)
+const ARMED_MS = 5000; // how long Finish/Resign wait for the confirming click
 const CODE_RE = /^[34679ACDEFGHJKMNPQRTUVWXY]{8}$/;
 
 const app = document.getElementById("app");
@@ -169,7 +172,8 @@ function route() {
 // ------------------------------------------------------------------ seats in the tab's storage
 
 function saveSeat(code, token, seat, extra = {}) {
-  // extra: {daily, ranked} for a daily game this page created (the lobby does not say)
+  // extra: {daily, ranked} for a daily game, {bot} for a race against a bot, that this page created
+  // (the lobby does not say)
   sessionStorage.setItem(`grip:seat:${code}`, JSON.stringify({ token, seat, ...extra }));
 }
 
@@ -219,12 +223,18 @@ function homeScreen() {
     );
     timeSel.value = "600";
     const deal = el("input", { id: "race-deal", type: "number", min: "0", inputmode: "numeric" });
+    const opponent = el(
+      "select",
+      { id: "opponent", name: "opponent" },
+      ...["friend", ...BOTS].map((o) => el("option", { value: o, i18n: `opp_${o}` })),
+    );
     const createBtn = el("button", { class: "btn primary", type: "submit", id: "create", i18n: "create_race" });
     const form = el(
       "form",
       { class: "panel", id: "race-form", "aria-labelledby": "race-h" },
       el("h2", { id: "race-h", i18n: "race_friend" }),
       nameField(),
+      el("p", { class: "field" }, el("label", { for: "opponent", i18n: "opponent" }), opponent),
       el("p", { class: "field" }, el("label", { for: "variant", i18n: "variant" }), variantSelect("variant")),
       el("p", { class: "field" }, el("label", { for: "time", i18n: "time_limit" }), timeSel),
       el("p", { class: "field" }, el("label", { for: "race-deal", i18n: "deal_optional" }), deal),
@@ -242,6 +252,7 @@ function homeScreen() {
       const name = document.getElementById("name").value.trim();
       if (name) msg.name = name;
       if (deal.value !== "") msg.deal = Number(deal.value);
+      if (BOTS.includes(opponent.value)) msg.bot = opponent.value;
       createBtn.disabled = true;
       net.send(msg);
     });
@@ -310,25 +321,31 @@ function homeScreen() {
   draw();
   return {
     rerender: draw,
-    onMessage: onCreated("create"),
+    onMessage: onCreated("create", () => {
+      const bot = document.getElementById("opponent").value;
+      return BOTS.includes(bot) ? { bot } : {};
+    }),
   };
 }
 
 /** A racer's progress numbers, or the end of their game: the same on the race and watch screens. */
 function noteRacer(st, msg) {
-  if (msg.type === "progress") {
-    st.progress[msg.seat] = msg;
-    return;
-  }
-  st.finished[msg.seat] = msg;
-  if (st.progress[msg.seat]) st.progress[msg.seat] = { ...st.progress[msg.seat], finished: true };
+  if (msg.type === "progress") st.progress[msg.seat] = msg;
+  else st.finished[msg.seat] = msg;
 }
 
-/** A form's answer to "create": go to the new match, or let the form's button be pressed again. */
-function onCreated(buttonId) {
+/** Whether a racer's game has ended: their last progress says so, a `finished` came (also for a
+ * racer who never moved, so has no progress), or the race has its result. */
+function racerDone(st, seat) {
+  return Boolean(st.result || st.finished[seat] || (st.progress[seat] && st.progress[seat].finished));
+}
+
+/** A form's answer to "create": go to the new match, or let the form's button be pressed again.
+ * `extra()`: what to keep with the seat that the lobby does not say (saveSeat). */
+function onCreated(buttonId, extra = () => ({})) {
   return (msg) => {
     if (msg.type === "created") {
-      saveSeat(msg.match, msg.token, msg.seat);
+      saveSeat(msg.match, msg.token, msg.seat, extra());
       navigate(`/m/${msg.match}`);
       return true;
     }
@@ -455,23 +472,23 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
   );
 }
 
-function progressBox(p, name, total, { opponent = true } = {}) {
-  p = p || { seat: "", on_grid: total / 4, leftover: (total * 3) / 4, moves: 0, finished: false };
+function progressBox(p, name, total, { opponent = true, done = false } = {}) {
+  p = p || { seat: "", on_grid: total / 4, leftover: (total * 3) / 4, moves: 0 };
   return el(
     "div",
-    { class: `progress-box ${p && p.finished ? "done" : ""}`, "data-seat": p ? p.seat : "" },
+    { class: `progress-box ${done ? "done" : ""}`, "data-seat": p.seat },
     el("h3", {}, opponent ? el("span", { i18n: "opponent" }) : null, opponent ? ": " : null, el("span", { text: name })),
     el(
       "dl",
       {},
       el("dt", { i18n: "on_grid_short" }),
-      el("dd", { class: "p-grid", text: p ? `${p.on_grid} / ${total}` : "–" }),
+      el("dd", { class: "p-grid", text: `${p.on_grid} / ${total}` }),
       el("dt", { i18n: "left_short" }),
-      el("dd", { class: "p-left", text: p ? String(p.leftover) : "–" }),
+      el("dd", { class: "p-left", text: String(p.leftover) }),
       el("dt", { i18n: "moves_short" }),
-      el("dd", { class: "p-moves", text: p ? String(p.moves) : "–" }),
+      el("dd", { class: "p-moves", text: String(p.moves) }),
     ),
-    el("p", { class: "p-state", i18n: p && p.finished ? "finished_flag" : "playing_flag" }),
+    el("p", { class: "p-state", i18n: done ? "finished_flag" : "playing_flag" }),
   );
 }
 
@@ -486,15 +503,30 @@ function moveLabel(text) {
   return text;
 }
 
+const OFFSET_KEY = "grip:clock-offset";
+
 class Clock {
   constructor() {
-    this.offset = 0; // server clock minus ours (ms), estimated from countdown/start
+    // server clock minus ours (ms): estimated from a live countdown/start, kept for the tab's reloads
+    this.offset = Number(sessionStorage.getItem(OFFSET_KEY)) || 0;
     this.endsAt = 0;
     this.node = el("span", { class: "clock", role: "timer", "aria-label": t("time_left") });
     this.timer = setInterval(() => this.tick(), 250);
   }
   now() {
     return Date.now() + this.offset;
+  }
+  /** A server time that is now (as it arrives live, give or take the network): estimate the offset. */
+  sync(serverNow) {
+    this.offset = serverNow - Date.now();
+    sessionStorage.setItem(OFFSET_KEY, String(this.offset));
+  }
+  /** A snapshot's server times bracket the server's now (e.g. a race's start and end while it runs):
+   * keep the estimate within them, for a device clock that is far off with no live estimate to go by. */
+  bound(earliest, latest) {
+    const now = this.now();
+    if (now < earliest) this.sync(earliest);
+    else if (now > latest) this.sync(latest);
   }
   tick() {
     this.node.textContent = this.endsAt ? fmtTime(this.endsAt - this.now()) : "";
@@ -542,9 +574,19 @@ function matchScreen(code) {
     takenOver: false,
     fatal: null,
     resumeTries: 0,
+    confirm: null, // {key, sent}: Finish or Resign asks once more; kept across redraws
+    confirmTimer: 0,
   };
   const saved = loadSeat(code);
-  if (saved) Object.assign(st, { token: saved.token, seat: saved.seat, daily: saved.daily || null, ranked: Boolean(saved.ranked) });
+  if (saved) {
+    Object.assign(st, {
+      token: saved.token,
+      seat: saved.seat,
+      daily: saved.daily || null,
+      ranked: Boolean(saved.ranked),
+      bot: saved.bot || null,
+    });
+  }
   const clock = new Clock();
 
   const top = el("div", { class: "match-top" });
@@ -635,8 +677,6 @@ function matchScreen(code) {
       return;
     }
     if (lb.status === "lobby" && !lb.solo) {
-      const link = `${location.origin}/m/${code}`;
-      const linkInput = el("input", { id: "share-link", type: "text", readonly: true, value: link, "aria-label": t("share_text") });
       const me = lb.seats.find((s) => s.seat === st.seat);
       const seats = el("ul", { class: "seats" });
       for (const n of [0, 1]) {
@@ -658,14 +698,9 @@ function matchScreen(code) {
         el(
           "section",
           { class: "panel lobby", id: "lobby" },
-          el("h2", { i18n: "lobby_title" }),
-          el("p", { i18n: "share_text" }),
-          el(
-            "p",
-            { class: "row share" },
-            linkInput,
-            el("button", { class: "btn", type: "button", id: "copy", i18n: "copy", onclick: () => copy(link, linkInput) }),
-          ),
+          el("h2", { i18n: st.bot ? "lobby_bot_title" : "lobby_title" }),
+          el("p", { i18n: st.bot ? "bot_text" : "share_text" }),
+          st.bot ? null : linkRow("share-link", "copy", `${location.origin}/m/${code}`, "share_text"),
           el("p", {}, el("span", { i18n: "code" }), ": ", el("strong", { class: "code big", text: code })),
           seats,
           el(
@@ -685,13 +720,9 @@ function matchScreen(code) {
               },
             }),
           ),
-          el(
-            "p",
-            { class: "fine" },
-            el("span", { i18n: "watch_link" }),
-            ": ",
-            el("a", { href: `/w/${code}`, id: "watch-link", text: `${location.origin}/w/${code}` }),
-          ),
+          // to copy for others: opening it here would give up the seat (and racers may not watch)
+          el("p", { class: "fine", i18n: "watch_link" }),
+          linkRow("watch-link", "copy-watch", `${location.origin}/w/${code}`, "watch_link"),
         ),
       );
       return;
@@ -703,14 +734,26 @@ function matchScreen(code) {
     }
   }
 
+  /** A read-only link and its Copy button. */
+  function linkRow(id, buttonId, link, labelKey) {
+    const input = el("input", { id, type: "text", readonly: true, value: link, "aria-label": t(labelKey) });
+    return el(
+      "p",
+      { class: "row share" },
+      input,
+      el("button", { class: "btn", type: "button", id: buttonId, i18n: "copy", onclick: () => copy(link, input) }),
+    );
+  }
+
   function drawSide() {
+    const focused = side.contains(document.activeElement) ? document.activeElement.id : "";
     side.replaceChildren();
     const lb = st.lobby;
     if (!lb || (lb.status === "lobby" && !lb.solo)) return;
     const total = totalCards(lb.variant);
     for (const s of lb.seats) {
       if (s.seat === st.seat) continue;
-      side.append(progressBox(st.progress[s.seat], s.name, total));
+      side.append(progressBox(st.progress[s.seat], s.name, total, { done: racerDone(st, s.seat) }));
     }
     const actions = el("div", { class: "actions" });
     if (!st.result && !myEnded() && lb.status === "playing") {
@@ -724,21 +767,33 @@ function matchScreen(code) {
       if (!lb.solo) actions.append(confirmButton("resign", "resign_confirm", () => net.send({ type: "resign" })));
     }
     side.append(actions, el("p", { class: "hint-text", id: "hint-text", role: "status" }));
+    if (focused) document.getElementById(focused)?.focus();
   }
 
+  /** Finish or Resign: the first click arms the button for ARMED_MS, a second one acts. The state
+   * lives in `st.confirm`, so the redraws that every opponent move brings keep it. */
   function confirmButton(key, confirmKey, action) {
-    let armed = false;
-    const b = el("button", { class: "btn ghost", type: "button", id: key, i18n: key });
+    const c = st.confirm && st.confirm.key === key ? st.confirm : null;
+    const b = el("button", {
+      class: `btn ghost ${c ? "armed" : ""}`,
+      type: "button",
+      id: key,
+      i18n: c ? confirmKey : key,
+      disabled: c && c.sent,
+    });
     b.addEventListener("click", () => {
-      if (!armed) {
-        armed = true;
-        b.dataset.i18n = confirmKey;
-        b.textContent = t(confirmKey);
-        b.classList.add("armed");
-        return;
+      clearTimeout(st.confirmTimer);
+      if (c) {
+        c.sent = true;
+        action();
+      } else {
+        st.confirm = { key, sent: false };
+        st.confirmTimer = setTimeout(() => {
+          st.confirm = null;
+          drawSide();
+        }, ARMED_MS);
       }
-      b.disabled = true;
-      action();
+      drawSide();
     });
     return b;
   }
@@ -791,15 +846,13 @@ function matchScreen(code) {
       case "countdown":
         st.startsAt = msg.starts_at;
         if (!replay) {
-          clock.offset = msg.starts_at - 3000 - Date.now();
-          if (!solo()) {
-            app.append(countdownOverlay(msg.starts_at, clock));
-            beep(440);
-          }
+          clock.sync(msg.starts_at - COUNTDOWN_MS);
+          showCountdown();
+          if (!solo()) beep(440);
         }
         break;
       case "start":
-        if (!replay) clock.offset = msg.started_at - Date.now();
+        if (!replay) clock.sync(msg.started_at);
         clock.endsAt = msg.ends_at;
         if (!replay && msg.view) st.view = msg.view;
         if (!replay) beep(880, 120);
@@ -814,7 +867,7 @@ function matchScreen(code) {
         break;
       case "rematched":
         if (!replay) {
-          saveSeat(msg.match, st.token, st.seat);
+          saveSeat(msg.match, st.token, st.seat, st.bot ? { bot: st.bot } : {});
           navigate(`/m/${msg.match}`);
           return "left";
         }
@@ -823,10 +876,16 @@ function matchScreen(code) {
     return null;
   }
 
+  /** The 3-2-1 before a race (not for practice), live or after a reload in the middle of it. */
+  function showCountdown() {
+    if (!solo() && !document.querySelector(".countdown")) app.append(countdownOverlay(st.startsAt, clock));
+  }
+
   return {
     rerender: drawAll,
     destroy() {
       clock.stop();
+      clearTimeout(st.confirmTimer);
       for (const o of document.querySelectorAll(".countdown")) o.remove();
     },
     onStatus(s) {
@@ -850,6 +909,12 @@ function matchScreen(code) {
           st.view = msg.view;
           for (const p of msg.opponents) st.progress[p.seat] = p;
           if (msg.result) st.result = msg.result;
+          // The clock's offset comes from a live countdown/start (kept for this tab's reloads); the
+          // events caught up here arrive late, so only the snapshot's server times can check it.
+          if (msg.started_at) clock.bound(msg.started_at, msg.ends_at);
+          else if (msg.lobby.status === "countdown") clock.bound(st.startsAt - COUNTDOWN_MS, st.startsAt);
+          clock.endsAt = st.result ? 0 : msg.ends_at || 0;
+          if (msg.lobby.status === "countdown") showCountdown();
           seen(msg);
           st.seq = msg.last_seq;
           if (st.pending && st.pending.seq > st.seq) {
@@ -909,6 +974,7 @@ function matchScreen(code) {
             return true;
           }
           toast(errorText(msg.code));
+          st.confirm = null; // a refused finish or resign may be tried again
           drawSide();
           return true;
         default: {
@@ -970,7 +1036,7 @@ function watchScreen(code) {
     cols.replaceChildren();
     for (const n of seats) {
       const col = el("section", { class: "spec-col", "data-seat": String(n), "aria-label": nm[n] });
-      col.append(progressBox(st.progress[n], nm[n], total, { opponent: false }));
+      col.append(progressBox(st.progress[n], nm[n], total, { opponent: false, done: racerDone(st, n) }));
       const bx = el("div", { class: "board-wrap spec-board", "data-seat": String(n), role: "region" });
       if (!boards[n]) boards[n] = new Board(bx, { name: nm[n] });
       else {
@@ -1007,6 +1073,8 @@ function watchScreen(code) {
         case "watching":
           st.lobby = msg.lobby;
           st.result = msg.result || null;
+          if (msg.started_at) clock.bound(msg.started_at, msg.ends_at);
+          clock.endsAt = st.result ? 0 : msg.ends_at || 0;
           for (const b of msg.boards) {
             st.progress[b.seat] = b.progress;
             st.boards[b.seat] = b.view;
@@ -1017,11 +1085,11 @@ function watchScreen(code) {
           st.lobby = msg;
           break;
         case "countdown":
-          clock.offset = msg.starts_at - 3000 - Date.now();
+          clock.sync(msg.starts_at - COUNTDOWN_MS);
           app.append(countdownOverlay(msg.starts_at, clock));
           break;
         case "start":
-          clock.offset = msg.started_at - Date.now();
+          clock.sync(msg.started_at);
           clock.endsAt = msg.ends_at;
           (msg.boards || []).forEach((v, i) => {
             const seat = st.lobby ? st.lobby.seats[i].seat : i;
@@ -1050,7 +1118,8 @@ function watchScreen(code) {
           return true;
         case "error":
           if (!st.lobby) {
-            st.fatal = errorText(msg.code);
+            // not_allowed: a racer before the result, or a ranked daily game before its day is over
+            st.fatal = errorText(msg.code === "not_allowed" ? "watch_not_allowed" : msg.code);
             drawAll();
             return true;
           }

@@ -136,8 +136,10 @@ export class Board {
   render() {
     const v = this.view;
     const root = this.root;
+    // Redrawing replaces every button: note where the keyboard focus was, to put it back after.
     const active = document.activeElement;
-    if (active && root.contains(active) && active.dataset.id) this.focusId = active.dataset.id;
+    const hadFocus = Boolean(active && root.contains(active));
+    if (hadFocus && active.dataset.id) this.focusId = active.dataset.id;
     root.replaceChildren();
     if (!v) return;
     const cols = columnsOf(v);
@@ -213,10 +215,13 @@ export class Board {
 
     const scroller = el("div", { class: "tableau" }, grid);
     root.append(counter, scroller, deck);
-    if (this.choice) root.append(this.choiceEl());
-    if (this.focusId) {
+    if (this.choice) {
+      const dialog = this.choiceEl();
+      root.append(dialog);
+      dialog.querySelector("button").focus();
+    } else if (hadFocus && this.focusId) {
       const again = root.querySelector(`[data-id="${this.focusId}"]`);
-      if (again && root.contains(active)) again.focus();
+      if (again) again.focus();
     }
   }
 
