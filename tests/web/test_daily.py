@@ -20,7 +20,7 @@ from server.bus import open_bus
 from server.hub import now_ms
 from server.store import open_store
 
-from .helpers import BOARD, finish, turn
+from .helpers import BOARD, finish, join, turn
 
 DAY_MS = 86_400_000
 
@@ -227,3 +227,15 @@ def test_past_day_reveals_seed_verifies_and_opens_replays(clocked: ThreadServer,
     page.click("#day-board tr.me .replay-link")
     expect(page.locator(".replay .seed code")).to_have_text(seed)
     expect(page.locator("#step-counter")).to_have_text(re.compile(r"of 2$"))
+
+
+def test_a_friend_who_joins_a_daily_race_is_told_it_is_the_ranked_daily(server_url: str, pages: Any) -> None:
+    ada, bea = pages.new(), pages.new()
+    ada.goto(server_url)
+    ada.fill("#name", "Ada")
+    ada.click("#nav-daily")
+    ada.click("#daily-race")
+    expect(ada.locator("#lobby")).to_be_visible()
+    expect(ada.locator(".daily-tag")).to_have_text("Daily challenge · ranked")
+    join(bea, server_url, ada.input_value("#share-link"), "Bea")
+    expect(bea.locator(".daily-tag")).to_have_text("Daily challenge · ranked")  # before it uses her attempt

@@ -840,6 +840,7 @@ function matchScreen(code) {
     switch (msg.type) {
       case "lobby": {
         st.lobby = msg;
+        if (msg.daily) Object.assign(st, { daily: msg.daily, ranked: msg.ranked }); // also for a friend who joined
         if (msg.solo && msg.status === "lobby" && !replay) autoReady(msg);
         break;
       }
