@@ -582,7 +582,7 @@ class App:
         await self._unbind(conn)
         conn.live = lm
         # No await between the snapshot and joining the audience: nothing can slip between.
-        conn.send(lm.match.snapshot_for_spectator())
+        conn.send(lm.match.snapshot_for_spectator(self.clock()))
         lm.spectators.add(conn)
 
     async def on_resume(self, conn: Connection, msg: p.Resume) -> None:
@@ -598,7 +598,7 @@ class App:
         )
         conn.live, conn.seat = lm, seat
         self.hub.attach_seat(lm, seat, conn)
-        conn.send(m.snapshot_for_seat(seat, missed))
+        conn.send(m.snapshot_for_seat(seat, missed, self.clock()))
         await self.hub.execute(lm, lambda m: m.decide_connect(seat, conn.id, self.clock()))
 
     async def on_ready(self, conn: Connection, msg: p.Ready) -> None:

@@ -759,7 +759,7 @@ class Match:
             return result
         return result.model_copy(update={"seed": None})
 
-    def snapshot_for_spectator(self) -> p.Watching:
+    def snapshot_for_spectator(self, now: int) -> p.Watching:
         boards = []
         for n, s in enumerate(self.seats):
             if s is None:
@@ -775,6 +775,7 @@ class Match:
         return p.Watching(
             match=self.id,
             ev=self.ev,
+            now=now,
             started_at=self.started_at or None,
             ends_at=self.ends_at or None,
             lobby=self.lobby(),
@@ -782,11 +783,12 @@ class Match:
             result=self.public_result(self.result),
         )
 
-    def snapshot_for_seat(self, seat: int, missed: list[p.Message]) -> p.Resumed:
+    def snapshot_for_seat(self, seat: int, missed: list[p.Message], now: int) -> p.Resumed:
         return p.Resumed(
             match=self.id,
             seat=seat,
             ev=self.ev,
+            now=now,
             started_at=self.started_at or None,
             ends_at=self.ends_at or None,
             last_seq=self.seat(seat).last_seq,

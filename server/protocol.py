@@ -401,6 +401,7 @@ class Resumed(Message):
     match: MatchCode
     seat: Seat
     ev: int
+    now: int  # the server's clock as it sent this: a reloaded page sets its clock by it
     started_at: int | None = None  # once the race has started: its clock
     ends_at: int | None = None
     last_seq: int
@@ -417,6 +418,7 @@ class Watching(Message):
     type: Literal["watching"] = "watching"
     match: MatchCode
     ev: int
+    now: int  # the server's clock as it sent this: a late spectator sets their clock by it
     started_at: int | None = None  # once the race has started: its clock
     ends_at: int | None = None
     lobby: Lobby

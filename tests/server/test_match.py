@@ -222,9 +222,9 @@ def test_a_decided_match_shows_the_boards_it_ended_with() -> None:
     assert sim.match.status == "finished"
     assert all(s is not None and s.game is None for s in sim.match.seats)  # the Games are let go
     assert boards() == before
-    watching = sim.match.snapshot_for_spectator()
+    watching = sim.match.snapshot_for_spectator(0)
     assert [(b.view, b.moves) for b in watching.boards] == [(v, m) for v, m, _ in before]
-    assert sim.match.snapshot_for_seat(1, []).view == before[1][0]
+    assert sim.match.snapshot_for_seat(1, [], 0).view == before[1][0]
 
 
 def test_finish_lower_score_wins() -> None:

@@ -503,12 +503,9 @@ function moveLabel(text) {
   return text;
 }
 
-const OFFSET_KEY = "grip:clock-offset";
-
 class Clock {
   constructor() {
-    // server clock minus ours (ms): estimated from a live countdown/start, kept for the tab's reloads
-    this.offset = Number(sessionStorage.getItem(OFFSET_KEY)) || 0;
+    this.offset = 0; // server clock minus ours (ms)
     this.endsAt = 0;
     this.node = el("span", { class: "clock", role: "timer", "aria-label": t("time_left") });
     this.timer = setInterval(() => this.tick(), 250);
@@ -519,14 +516,6 @@ class Clock {
   /** A server time that is now (as it arrives live, give or take the network): estimate the offset. */
   sync(serverNow) {
     this.offset = serverNow - Date.now();
-    sessionStorage.setItem(OFFSET_KEY, String(this.offset));
-  }
-  /** A snapshot's server times bracket the server's now (e.g. a race's start and end while it runs):
-   * keep the estimate within them, for a device clock that is far off with no live estimate to go by. */
-  bound(earliest, latest) {
-    const now = this.now();
-    if (now < earliest) this.sync(earliest);
-    else if (now > latest) this.sync(latest);
   }
   tick() {
     this.node.textContent = this.endsAt ? fmtTime(this.endsAt - this.now()) : "";
@@ -910,10 +899,7 @@ function matchScreen(code) {
           st.view = msg.view;
           for (const p of msg.opponents) st.progress[p.seat] = p;
           if (msg.result) st.result = msg.result;
-          // The clock's offset comes from a live countdown/start (kept for this tab's reloads); the
-          // events caught up here arrive late, so only the snapshot's server times can check it.
-          if (msg.started_at) clock.bound(msg.started_at, msg.ends_at);
-          else if (msg.lobby.status === "countdown") clock.bound(st.startsAt - COUNTDOWN_MS, st.startsAt);
+          clock.sync(msg.now); // the events caught up above came late: their times say nothing of now
           clock.endsAt = st.result ? 0 : msg.ends_at || 0;
           if (msg.lobby.status === "countdown") showCountdown();
           seen(msg);
@@ -1074,7 +1060,7 @@ function watchScreen(code) {
         case "watching":
           st.lobby = msg.lobby;
           st.result = msg.result || null;
-          if (msg.started_at) clock.bound(msg.started_at, msg.ends_at);
+          clock.sync(msg.now);
           clock.endsAt = st.result ? 0 : msg.ends_at || 0;
           for (const b of msg.boards) {
             st.progress[b.seat] = b.progress;
