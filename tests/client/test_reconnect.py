@@ -14,7 +14,7 @@ from client.bots import run_bot
 from server import protocol as p
 from server.engine import Game
 from server.engine.view_players import greedy_view
-from tests.client.netkit import Proxy, wait_until
+from tests.client.netkit import Proxy
 
 
 async def racing(url: str, deal: int = 12345, a_url: str | None = None) -> tuple[Client, Client]:
@@ -134,19 +134,21 @@ async def test_a_cancelled_close_stays_cancelled(url: str) -> None:
     a = await connect(url, name="Ann")
     await a.create(deal=1)
 
-    async def stuck() -> None:
-        await asyncio.Event().wait()
+    dialing = asyncio.Event()
 
-    dialing = hook_dial(a, stuck)
+    async def stuck() -> None:
+        dialing.set()
+        await asyncio.Event().wait()  # a dial that never completes
+
+    hook_dial(a, stuck)
     a.drop()
-    await wait_until(lambda: a._reconnecting, what="reconnecting")
+    await asyncio.wait_for(dialing.wait(), 10)
     closing = asyncio.create_task(a.close())
     await asyncio.sleep(0)  # let close() reach its wait for the reader
     closing.cancel()
     with pytest.raises(asyncio.CancelledError):
         await closing
-    assert not dialing.is_set()
-    await a.close()
+    await asyncio.wait_for(a.close(), 2)
 
 
 async def test_rematch_resumes_the_new_match_and_numbers_moves_from_one(url: str) -> None:
