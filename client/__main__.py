@@ -2,8 +2,11 @@
 
 python -m client play [URL] [--join CODE] [--bot greedy|lookahead]
 python -m client watch URL CODE
-python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S]
+python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S] [--rematches N]
 python -m client stats [URL] [--player ID]
+
+URL is the server's address as it prints it (http:// or https:// is fine:
+the WebSocket is on the same port); match codes may be typed in lower case.
 
 Your player identity is kept in ~/.config/devils-grip/identity.json (``--identity``),
 so your statistics follow you from game to game.
@@ -18,10 +21,20 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from server import protocol as p
+
 from . import identity
-from .api import DEFAULT_URL, ClientError, connect
+from .api import DEFAULT_URL, ClientError, connect, match_code
 from .bots import run_bot
-from .terminal import format_stats, run_terminal
+from .terminal import describe, format_stats, run_terminal
+
+
+def code_arg(text: str) -> str:
+    """A match code argument: upper-cased; a clear usage error for one that cannot be a code."""
+    try:
+        return match_code(text)
+    except ClientError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -29,7 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     sub = ap.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="race from this terminal")
     play.add_argument("url", nargs="?", default=DEFAULT_URL)
-    play.add_argument("--join", metavar="CODE", help="join a friend's match instead of creating one")
+    play.add_argument(
+        "--join", metavar="CODE", type=code_arg, help="join a friend's match instead of creating one"
+    )
     play.add_argument("--bot", choices=("greedy", "lookahead"), help="race a bot the server seats")
     play.add_argument("--deal", type=int, help="deal number (default: a random deal)")
     play.add_argument("--variant", default="classic")
@@ -37,14 +52,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     play.add_argument("--no-color", action="store_true")
     watch = sub.add_parser("watch", help="spectate a match")
     watch.add_argument("url")
-    watch.add_argument("code")
+    watch.add_argument("code", type=code_arg)
     watch.add_argument("--no-color", action="store_true")
     bot = sub.add_parser("bot", help="a bot joins a match and plays it")
     bot.add_argument("url")
-    bot.add_argument("--join", metavar="CODE", required=True)
+    bot.add_argument("--join", metavar="CODE", type=code_arg, required=True)
     bot.add_argument("--strategy", choices=("greedy", "lookahead"), default="greedy")
     bot.add_argument("--speed", type=float, default=2.0, help="moves a second (0: as fast as acked)")
     bot.add_argument("--name")
+    bot.add_argument("--rematches", type=int, default=0, help="rematches to ask for and play after the first")
     stats = sub.add_parser("stats", help="your figures (or another player's), head to head, last games")
     stats.add_argument("url", nargs="?", default=DEFAULT_URL)
     stats.add_argument("--player", help="another player's id")
@@ -72,12 +88,19 @@ async def bot_main(args: argparse.Namespace) -> int:
     try:
         seated = await client.join(args.join)
         print(f"seated in {seated.match} as seat {seated.seat}; playing {args.strategy}", flush=True)
-        result = await run_bot(client, args.strategy, args.speed)
+        result = await run_bot(
+            client, args.strategy, args.speed, rematches=args.rematches, on_result=print_result
+        )
     finally:
         await client.close()
-    for s in result.seats:
-        print(f"{s.name}: {s.score} left ({s.reason})" + (" winner" if result.winner == s.seat else ""))
+    print_result(result)
     return 0
+
+
+def print_result(result: p.Result) -> None:
+    for s in result.seats:
+        line = f"{s.name}: {s.score} left ({s.reason})" + (" winner" if result.winner == s.seat else "")
+        print(line, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "stats":
             return asyncio.run(stats_main(args))
         return asyncio.run(bot_main(args))
-    except ClientError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ClientError, OSError) as exc:  # OSError: TimeoutError too, should one slip through
+        print(f"error: {describe(exc)}", file=sys.stderr)
         return 1
     except ValidationError as exc:  # e.g. a match code that cannot be one
         print(f"error: {exc.errors()[0]['msg']}", file=sys.stderr)

@@ -17,7 +17,15 @@ When the connection drops while seated, the reader reconnects (if
 ``auto_reconnect``), says ``hello`` with the same identity, ``resume``s with
 the seat token and the last ``ev``, and resends every unacknowledged move
 with its original ``seq``: the server acknowledges a repeated ``seq`` again
-and applies it only once, so no move is lost or doubled.
+(with its original ``ack``) and applies it only once, so no move is lost or
+doubled, and every ``play()`` gets its ``ack``. Until the seat is held again,
+moves and seat commands (``ready``, ``finish``, ...) wait in order: sent on a
+connection without the seat they would only be refused.
+
+After ``rematched`` the client takes its seat in the new match with the same
+token (as the protocol says) and numbers moves from 1 again. When the
+connection is gone for good, ``events()`` raises ``ConnectionLost`` and so
+does every later send.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
+from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
@@ -43,6 +52,8 @@ log = logging.getLogger(__name__)
 DEFAULT_URL = "ws://127.0.0.1:8765"
 REPLY_TIMEOUT_S = 10.0
 RECONNECT_DELAYS_S = (0.05, 0.2, 0.5, 1.0, 2.0, 4.0)
+#: Answers that mean resuming again cannot help.
+FINAL_RESUME_ERRORS = (p.ErrorCode.NOT_FOUND, p.ErrorCode.BAD_TOKEN)
 
 M = TypeVar("M", bound=p.Message)
 
@@ -73,21 +84,42 @@ class ConnectionLost(ClientError):
     """The connection is gone and could not be (or was not to be) resumed."""
 
 
-class Closed:
-    """The last item of ``events()`` before it stops: the connection ended."""
+class Timeout(ClientError, TimeoutError):
+    """No answer in time. A ClientError (callers handle one family), still a TimeoutError."""
 
-    def __init__(self, reason: str) -> None:
+
+class Closed:
+    """The last item of the event queue: the connection ended (``lost`` unless we closed it)."""
+
+    def __init__(self, reason: str, lost: bool) -> None:
         self.reason = reason
+        self.lost = lost
 
 
 Event = p.ServerMessage
+
+
+def ws_url(url: str) -> str:
+    """The WebSocket address of ``url``: the server prints its http(s) address, and serves both."""
+    for web, ws in (("http://", "ws://"), ("https://", "wss://")):
+        if url[: len(web)].lower() == web:
+            return ws + url[len(web) :]
+    return url
+
+
+def match_code(text: str) -> str:
+    """``text`` as a match code, upper-cased as people type them; ClientError if it cannot be one."""
+    code = text.strip().upper()
+    if len(code) != p.CODE_LENGTH or any(ch not in p.CODE_ALPHABET for ch in code):
+        raise ClientError(f"{text!r} is not a match code ({p.CODE_LENGTH} characters from {p.CODE_ALPHABET})")
+    return code
 
 
 class Client:
     """One connection to the server; make it with ``await connect(url)``."""
 
     def __init__(self, url: str, *, name: str | None = None, auto_reconnect: bool = True) -> None:
-        self.url = url
+        self.url = ws_url(url)
         self.name = name
         self.auto_reconnect = auto_reconnect
         self.player: str | None = None
@@ -102,13 +134,23 @@ class Client:
         # moves: seq -> text, in seq order, until acknowledged
         self.next_seq = 1
         self.unacked: dict[int, str] = {}
+        self.reconnects = 0
+        #: Why the connection ended for good (None while it lives, or when we closed it).
+        self.lost: str | None = None
         self._ws: ClientConnection | None = None
         self._events: asyncio.Queue[Event | Closed] = asyncio.Queue()
         self._waiters: list[tuple[tuple[str, ...], asyncio.Future[p.Message]]] = []
         self._ack_waiters: dict[int, asyncio.Future[p.Ack]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._follow: asyncio.Task[None] | None = None
         self._closing = False
-        self.reconnects = 0
+        self._reconnecting = False
+        self._ended = False
+        self._fatal: str | None = None  # a reason no reconnect can help with
+        # The seat: does this connection hold it? Until it does, seat commands wait.
+        self._holding = False
+        self._sent_seq = 0  # the highest seq sent on this connection
+        self._held: list[p.Message] = []  # seat commands waiting for the seat
 
     # ------------------------------------------------------------ connection
 
@@ -124,12 +166,16 @@ class Client:
             raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from exc
 
     async def close(self) -> None:
+        """Close for good: a reconnect in progress stops there and takes no seat back."""
         self._closing = True
+        for task in (self._follow, self._reader if self._reconnecting else None):
+            if task is not None:
+                task.cancel()
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+            # asyncio.wait: the reader's own cancellation stays inside it, ours reaches us.
+            await asyncio.wait([self._reader])
 
     async def __aenter__(self) -> Client:
         return self
@@ -145,14 +191,51 @@ class Client:
             self._ws.transport.abort()
 
     async def send(self, message: p.Message) -> None:
+        """Send one message; ConnectionLost once the connection is gone for good."""
+        await self._send_frame(message)
+
+    def _check_open(self) -> None:
+        if self.lost is not None or self._ended or self._closing:
+            raise ConnectionLost(self.lost or "the connection is closed")
+
+    async def _send_frame(self, message: p.Message) -> bool:
+        """Send; False when the line is down and the reader will resume the seat."""
+        self._check_open()
         if self._ws is None:
             raise ConnectionLost("not connected")
         try:
             await self._ws.send(p.encode(message), text=True)
         except ConnectionClosed:
-            if not self.auto_reconnect:
-                raise ConnectionLost("the connection is closed") from None
-            # the reader reconnects; resume then resends what needs it
+            if self._closing or not self.auto_reconnect or not self._should_resume():
+                raise ConnectionLost(self.lost or "the connection is closed") from None
+            self._holding = False
+            return False
+        return True
+
+    async def _seat_send(self, message: p.Message) -> None:
+        """Send a seat's command now, or keep it until the seat is held again (reconnect, rematch)."""
+        self._check_open()
+        if (self.token is None or self._holding) and await self._send_frame(message):
+            return
+        if not isinstance(message, p.MoveMsg):  # moves wait in ``unacked``, resent by seq
+            self._held.append(message)
+
+    async def _flush(self) -> None:
+        """The seat is ours again: send what waited, unacked moves by seq, then held commands."""
+        while True:
+            later = [seq for seq in sorted(self.unacked) if seq > self._sent_seq]
+            if later:
+                self._sent_seq = later[0]
+                message: p.Message = p.MoveMsg(seq=later[0], move=self.unacked[later[0]])
+            elif self._held:
+                message = self._held.pop(0)
+            else:
+                self._holding = True
+                return
+            if not await self._send_frame(message):
+                if not isinstance(message, p.MoveMsg):
+                    self._held.insert(0, message)
+                return
 
     # -------------------------------------------------------------- requests
 
@@ -162,6 +245,9 @@ class Client:
         try:
             await self.send(message)
             return await asyncio.wait_for(future, REPLY_TIMEOUT_S)
+        except TimeoutError:
+            kind = getattr(message, "type", "request")
+            raise Timeout(f"no answer to {kind} within {REPLY_TIMEOUT_S:g} s") from None
         finally:
             with contextlib.suppress(ValueError):
                 self._waiters.remove((answers, future))
@@ -218,75 +304,90 @@ class Client:
         return reply
 
     async def resume(self, match: str | None = None, token: str | None = None) -> p.Resumed:
-        """Reclaim a seat (this client's own unless given) and resend unacknowledged moves."""
+        """Reclaim a seat (this client's own unless given), then send the moves and commands that waited."""
         match, token = match or self.match, token or self.token
         if match is None or token is None:
             raise ClientError("nothing to resume: no match and seat token")
         if (match, token) != (self.match, self.token):
             self.match, self.token, self.last_ev = match, token, 0
+            self.next_seq, self.unacked, self.view = 1, {}, None
+        # Until the answer, seat commands wait; then every unacked move goes again (an
+        # applied one is answered with its original ack), in seq order, before newer ones.
+        self._holding, self._sent_seq = False, 0
         reply = await self._request(p.Resume(match=match, token=token, last_ev=self.last_ev), "resumed")
         assert isinstance(reply, p.Resumed)
-        for seq, text in list(self.unacked.items()):
-            await self.send(p.MoveMsg(seq=seq, move=text))
+        if self.match == match:  # else a rematch in ``missed`` moved us on: its resume flushes
+            await self._flush()
         return reply
 
     async def ready(self) -> None:
-        await self.send(p.Ready())
+        await self._seat_send(p.Ready())
 
     async def move(self, text: str) -> int:
         """Send a move with the next ``seq``; its ``ack`` or ``rejected`` comes as an event."""
         seq = self.next_seq
         self.next_seq += 1
         self.unacked[seq] = text
-        await self.send(p.MoveMsg(seq=seq, move=text))
+        if self.token is None or self._holding:
+            self._sent_seq = max(self._sent_seq, seq)
+        await self._seat_send(p.MoveMsg(seq=seq, move=text))
         return seq
 
-    async def play(self, text: str, timeout: float = REPLY_TIMEOUT_S) -> p.Ack:
-        """Send a move and wait for its ``ack``; ``MoveRejected`` when refused."""
+    async def play(self, text: str, timeout: float | None = None) -> p.Ack:
+        """Send a move and wait for its ``ack``; ``MoveRejected`` when refused, ``Timeout``."""
+        limit = REPLY_TIMEOUT_S if timeout is None else timeout
         future: asyncio.Future[p.Ack] = asyncio.get_running_loop().create_future()
         seq = self.next_seq
         self._ack_waiters[seq] = future
         try:
             await self.move(text)
-            return await asyncio.wait_for(future, timeout)
+            return await asyncio.wait_for(future, limit)
+        except TimeoutError:
+            raise Timeout(f"no answer to move {seq} ({text}) within {limit:g} s") from None
         finally:
             self._ack_waiters.pop(seq, None)
 
     async def finish(self) -> None:
-        await self.send(p.Finish())
+        await self._seat_send(p.Finish())
 
     async def resign(self) -> None:
-        await self.send(p.Resign())
+        await self._seat_send(p.Resign())
 
     async def rematch(self) -> None:
-        await self.send(p.Rematch())
+        await self._seat_send(p.Rematch())
 
     async def leave(self) -> None:
-        await self.send(p.Leave())
+        await self._seat_send(p.Leave())
         self.match = self.token = None
         self.seat = None
 
     # ---------------------------------------------------------------- events
 
     async def events(self) -> AsyncIterator[Event]:
-        """Every server message, typed, in order; ends when the connection ends for good."""
+        """Every server message, typed, in order; ends at ``close()``, ConnectionLost if lost."""
         while True:
             item = await self._events.get()
             if isinstance(item, Closed):
                 self._events.put_nowait(item)  # later calls end too
+                if item.lost:
+                    raise ConnectionLost(item.reason)
                 return
             yield item
 
     async def next_event(self, *types: type[M], timeout: float = REPLY_TIMEOUT_S) -> M:
         """The next event of one of ``types`` (others are skipped); ConnectionLost if it ends first."""
-        async with asyncio.timeout(timeout):
-            while True:
-                item = await self._events.get()
-                if isinstance(item, Closed):
-                    self._events.put_nowait(item)
-                    raise ConnectionLost(item.reason)
-                if isinstance(item, types):
-                    return item
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    item = await self._events.get()
+                    if isinstance(item, Closed):
+                        self._events.put_nowait(item)
+                        raise ConnectionLost(item.reason)
+                    if isinstance(item, types):
+                        return item
+        except TimeoutError:
+            names = ", ".join(t.__name__ for t in types)
+            raise Timeout(f"no {names} within {timeout:g} s") from None
 
     # ---------------------------------------------------------------- reader
 
@@ -294,58 +395,117 @@ class Client:
         reason = "closed"
         try:
             while True:
-                ws = self._ws
-                assert ws is not None
-                try:
-                    async for frame in ws:
-                        self._receive(p.parse_server(frame))
-                except ConnectionClosed as exc:
-                    reason = f"connection closed ({exc.rcvd.code if exc.rcvd else 'no close frame'})"
-                if self._closing or not self._should_resume():
+                reason = await self._read_connection()
+                self._holding = False
+                if self._closing or self._fatal or not self._should_resume():
                     break
-                if not await self._reconnect():
-                    reason = "could not reconnect"
+                # Answers to requests sent on the dropped connection will never come.
+                self._fail_requests(ConnectionLost(reason))
+                gave_up = await self._reconnect()
+                if gave_up is not None:
+                    reason = gave_up
                     break
         finally:
-            self._fail_waiters(ConnectionLost(reason))
-            self._events.put_nowait(Closed(reason))
+            self._end(self._fatal or reason)
+
+    def _end(self, reason: str) -> None:
+        """The connection is over for good: fail whoever waits, and tell ``events()``."""
+        self._ended, self._holding = True, False
+        lost = not self._closing
+        if lost:
+            self.lost = reason
+        self._fail_requests(ConnectionLost(reason))
+        for ack in self._ack_waiters.values():
+            if not ack.done():
+                ack.set_exception(ConnectionLost(reason))
+        self._events.put_nowait(Closed(reason, lost))
+
+    async def _read_connection(self) -> str:
+        """Read one connection's frames until it closes; the reason it ended."""
+        ws = self._ws
+        assert ws is not None
+        try:
+            async for frame in ws:
+                self._receive(self._parse(frame))
+        except ConnectionClosed:
+            pass
+        except ConnectionLost as exc:  # an unreadable frame: not a race server
+            await ws.close()
+            return str(exc)
+        return f"connection closed ({ws.close_code or 'no close frame'})"
+
+    def _parse(self, frame: str | bytes) -> p.ServerMessage:
+        """The frame as a server message; a frame that is none ends the connection for good."""
+        try:
+            return p.parse_server(frame)
+        except ValidationError:
+            text = frame if isinstance(frame, str) else repr(frame)
+            self._fatal = f"{self.url} sent a message that is no race server's: {text[:60]!r}"
+            raise ConnectionLost(self._fatal) from None
 
     def _should_resume(self) -> bool:
         return self.auto_reconnect and self.match is not None and (self.token is not None or self.watching)
 
-    async def _reconnect(self) -> bool:
-        for delay in RECONNECT_DELAYS_S:
-            await asyncio.sleep(delay)
-            try:
-                self._ws = await self._dial()
-            except ConnectionLost:
-                continue
-            self.reconnects += 1
-            # The reader is this task: answers to our requests must be read by a helper meanwhile.
-            helper = asyncio.create_task(self._read_once_until_resumed())
-            try:
-                if self.player:
-                    await self.hello()
-                if self.watching:
-                    assert self.match is not None
-                    await self.watch(self.match)
-                else:
-                    await self.resume()
-                return True
-            except (ClientError, TimeoutError, ConnectionClosed):
-                log.info("resume failed; trying again", exc_info=True)
-                continue
-            finally:
-                helper.cancel()
-                with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
-                    await helper
-        return False
+    async def _reconnect(self) -> str | None:
+        """Dial again and take the seat (or the watch) back: None when done, else why not."""
+        why = "could not reconnect"
+        self._reconnecting = True
+        try:
+            for delay in RECONNECT_DELAYS_S:
+                await asyncio.sleep(delay)
+                if self._closing:
+                    return "closed"
+                try:
+                    self._ws = await self._dial()
+                except ConnectionLost as exc:
+                    why = f"could not reconnect: {exc}"
+                    continue
+                self.reconnects += 1
+                try:
+                    await self._rejoin()
+                    return None
+                except ServerError as exc:
+                    why = f"could not resume: {exc}"
+                    if exc.code in FINAL_RESUME_ERRORS:
+                        return why
+                except ClientError as exc:
+                    why = f"could not resume: {exc}"
+                log.info("resume failed; trying again: %s", why)
+            return why
+        finally:
+            self._reconnecting = False
 
-    async def _read_once_until_resumed(self) -> None:
+    async def _rejoin(self) -> None:
+        """Identify again and take the seat (or the watch) back on the new connection."""
+        # The reader is this task: answers to our requests must be read by a helper meanwhile.
+        helper = asyncio.create_task(self._read_answers())
+        try:
+            if self.player:
+                await self.hello()
+            if self.watching:
+                assert self.match is not None
+                await self.watch(self.match)
+            else:
+                await self.resume()
+        finally:
+            helper.cancel()
+            await asyncio.wait([helper])
+
+    async def _read_answers(self) -> None:
         ws = self._ws
         assert ws is not None
-        while True:
-            self._receive(p.parse_server(await ws.recv()))
+        try:
+            while True:
+                self._receive(self._parse(await ws.recv()))
+        except (ConnectionClosed, ConnectionLost) as exc:
+            self._fail_requests(ConnectionLost(self._fatal or f"connection closed while resuming: {exc}"))
+
+    async def _follow_rematch(self) -> None:
+        """Take our seat in the rematch: ``resume`` the new match with the same token."""
+        try:
+            await self.resume()
+        except ClientError as exc:
+            log.warning("could not take the seat in the rematch: %s", exc)
 
     def _receive(self, msg: p.ServerMessage) -> None:
         ev = getattr(msg, "ev", None)
@@ -356,38 +516,60 @@ class Client:
         elif isinstance(msg, p.Seated):
             self.match, self.seat, self.token, self.watching = msg.match, msg.seat, msg.token, False
             self.last_ev, self.next_seq, self.unacked, self.view = 0, 1, {}, None
+            self._holding, self._sent_seq, self._held = True, 0, []
         elif isinstance(msg, p.Watching):
             self.match, self.seat, self.token, self.watching = msg.match, None, None, True
             self.last_ev = msg.ev
         elif isinstance(msg, p.Resumed):
-            self.last_ev = max(self.last_ev, msg.ev)
-            self.view = msg.view or self.view
-            for seq in [s for s in self.unacked if s <= msg.last_seq]:
-                del self.unacked[seq]  # applied before the drop; its ack was lost
-            self.next_seq = max(self.next_seq, msg.last_seq + 1)
+            self._on_resumed(msg)
         elif isinstance(msg, p.Rematched):
-            self.match, self.last_ev, self.next_seq, self.unacked, self.view = msg.match, 0, 1, {}, None
+            self._on_rematched(msg)
         elif isinstance(msg, p.Start):
             self.view = msg.view or self.view
         elif isinstance(msg, p.Ack):
-            if msg.ev > self.last_ev:
-                self.last_ev = msg.ev
-            for seq in [s for s in self.unacked if s <= msg.seq]:
-                del self.unacked[seq]
-            self.view = msg.view
-            self._settle_ack(msg.seq, msg)
+            self._on_ack(msg)
         elif isinstance(msg, p.Rejected):
-            # The server keeps its seq; this and every later unacked move are void.
-            for seq in [s for s in self.unacked if s >= msg.seq]:
-                del self.unacked[seq]
-                self._settle_ack(seq, MoveRejected(msg))
-            self.next_seq = min(self.next_seq, msg.seq)
-            self.view = msg.view or self.view
+            self._on_rejected(msg)
+        elif isinstance(msg, p.Error) and msg.code == p.ErrorCode.TAKEN_OVER:
+            self._fatal = "the seat was taken over by another connection"
         self._answer(msg)
         self._events.put_nowait(msg)
         if isinstance(msg, p.Resumed):
             for missed in msg.missed:
                 self._events.put_nowait(missed)
+                if isinstance(missed, p.Rematched):  # it happened while we were away
+                    self._on_rematched(missed)
+
+    def _on_resumed(self, msg: p.Resumed) -> None:
+        # Unacked moves up to last_seq were applied; resume() resends them for their acks.
+        self.match, self.seat, self.watching = msg.match, msg.seat, False
+        self.last_ev = max(self.last_ev, msg.ev)
+        self.view = msg.view or self.view
+        self.next_seq = max(self.next_seq, msg.last_seq + 1)
+
+    def _on_rematched(self, msg: p.Rematched) -> None:
+        if self.token is None:  # a spectator: the old match stays what it watches
+            return
+        self.match, self.last_ev, self.next_seq, self.unacked, self.view = msg.match, 0, 1, {}, None
+        self._holding, self._sent_seq = False, 0
+        self._follow = asyncio.get_running_loop().create_task(self._follow_rematch())
+
+    def _on_ack(self, msg: p.Ack) -> None:
+        if msg.ev > self.last_ev:
+            self.last_ev = msg.ev
+        for seq in [s for s in self.unacked if s <= msg.seq]:
+            del self.unacked[seq]
+        self.view = msg.view
+        self._settle_ack(msg.seq, msg)
+
+    def _on_rejected(self, msg: p.Rejected) -> None:
+        # The server keeps its seq; this and every later unacked move are void.
+        for seq in [s for s in self.unacked if s >= msg.seq]:
+            del self.unacked[seq]
+            self._settle_ack(seq, MoveRejected(msg))
+        self.next_seq = min(self.next_seq, msg.seq)
+        self._sent_seq = min(self._sent_seq, msg.seq - 1)
+        self.view = msg.view or self.view
 
     def _settle_ack(self, seq: int, outcome: p.Ack | MoveRejected) -> None:
         future = self._ack_waiters.pop(seq, None)
@@ -410,13 +592,10 @@ class Client:
                 future.set_exception(ServerError(msg.code, msg.message))
                 return
 
-    def _fail_waiters(self, exc: ClientError) -> None:
+    def _fail_requests(self, exc: ClientError) -> None:
         for _, future in self._waiters:
             if not future.done():
                 future.set_exception(exc)
-        for ack in self._ack_waiters.values():
-            if not ack.done():
-                ack.set_exception(exc)
 
 
 async def connect(
@@ -431,6 +610,15 @@ async def connect(
     client = await Client(url, name=name, auto_reconnect=auto_reconnect).open()
     if not hello:
         return client
+    try:
+        await _greet(client, identity_file)
+    except BaseException:
+        await client.close()
+        raise
+    return client
+
+
+async def _greet(client: Client, identity_file: Path | None) -> None:
     known = identity.load(identity_file) if identity_file else None
     if known:
         client.player, client.key = known
@@ -443,4 +631,3 @@ async def connect(
         await client.hello()
     if identity_file and client.player and client.key:
         identity.save(identity_file, client.player, client.key)
-    return client

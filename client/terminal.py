@@ -4,9 +4,12 @@ Moves are typed in RULES.md notation (``T``, ``W>B3``, ``A2:0>C5``,
 ``A2~B5``); Tab completes the legal ones (readline). Other commands:
 ``ready``, ``finish``, ``resign``, ``rematch``, ``help``, ``quit``.
 
-Each command waits for its outcome (``ready`` for the start, a move for its
-ack), so piping a script into stdin plays it in order. Rendering and
-completion are plain functions (``render_board``, ``render_screen``,
+At a terminal no command waits for the server: answers (acks, refusals,
+the start, the result) show as they arrive, so typing never stalls. Piped
+into stdin, a script's commands wait for their outcome instead (``ready``
+for the start, a move for its ack, ``finish``/``resign`` for the result,
+``rematch`` for the new match), so the script plays in order. Rendering
+and completion are plain functions (``render_board``, ``render_screen``,
 ``completions``) that the tests call directly.
 """
 
@@ -24,9 +27,12 @@ from typing import TextIO
 from server import protocol as p
 from server.engine.cards import home_row, parse_card
 
-from .api import Client, ClientError, MoveRejected, connect
+from .api import Client, ClientError, ConnectionLost, MoveRejected, connect, match_code
 
 COMMANDS = ("ready", "finish", "resign", "rematch", "help", "quit")
+HELP = "moves: T  W>B3  A2:0>C5  A2~B5 (Tab completes) - ready finish resign rematch quit"
+#: How long a piped script's ``ready``/``finish`` waits for the start/the result.
+SCRIPT_WAIT_S = 3600.0
 RED_SUITS = "HD"
 ROWS = "ABC"
 
@@ -90,6 +96,15 @@ def render_board(view: p.View, style: Style, title: str = "") -> list[str]:
     return lines
 
 
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def describe(exc: BaseException) -> str:
+    """An error as a line of text, never an empty one (``str(TimeoutError())`` is empty)."""
+    return str(exc) or type(exc).__name__
+
+
 def clock_text(ends_at: int | None, now_ms: int) -> str:
     if not ends_at:
         return "--:--"
@@ -111,6 +126,20 @@ class Screen:
     starts_at: int | None = None
     result: p.Result | None = None
     note: str = ""
+    stopped_at: int | None = None  # the clock stands still from then (result, lost connection)
+    lost: str | None = None
+
+    def clock(self, now: int) -> str:
+        """The time left, frozen once the race is decided or the server is gone."""
+        return clock_text(self.ends_at, now if self.stopped_at is None else min(now, self.stopped_at))
+
+    def clock_running(self) -> bool:
+        return self.ends_at is not None and self.stopped_at is None
+
+    def connection_lost(self, reason: str, now: int) -> None:
+        self.lost, self.note = reason, f"connection lost: {reason}"
+        if self.stopped_at is None:
+            self.stopped_at = now
 
     def update(self, msg: p.Message) -> None:
         if isinstance(msg, p.Seated):
@@ -128,8 +157,9 @@ class Screen:
                 self.boards[n] = board
         elif isinstance(msg, p.Ack):
             self.view = msg.view
+            self.note = f"played {msg.move}"
             if msg.auto:
-                self.note = "arranged home: " + " ".join(msg.auto)
+                self.note += "; arranged home: " + " ".join(msg.auto)
         elif isinstance(msg, p.Rejected):
             self.note = f"{msg.code.value}: {msg.message}"
             self.view = msg.view or self.view
@@ -141,23 +171,36 @@ class Screen:
         elif isinstance(msg, p.Finished):
             self.note = f"seat {msg.seat} finished: {msg.score} left ({msg.reason})"
         elif isinstance(msg, p.Result):
-            self.result = msg
+            self.decided(msg)
         elif isinstance(msg, p.Watching):
-            self.match, self.lobby, self.result = msg.match, msg.lobby, msg.result
+            self.match, self.lobby, self.ends_at = msg.match, msg.lobby, msg.ends_at
             for snap in msg.boards:
                 self.progress[snap.seat] = snap.progress
                 if snap.view is not None:
                     self.boards[snap.seat] = snap.view
+            self.decided(msg.result)
         elif isinstance(msg, p.Resumed):
-            self.lobby, self.view, self.result = msg.lobby, msg.view or self.view, msg.result
+            self.match, self.seat, self.lobby = msg.match, msg.seat, msg.lobby
+            self.view, self.ends_at = msg.view or self.view, msg.ends_at
             for prog in msg.opponents:
                 self.progress[prog.seat] = prog
+            self.decided(msg.result)
         elif isinstance(msg, p.Rematched):
             self.match, self.view, self.result, self.ends_at = msg.match, None, None, None
+            self.stopped_at = None
             self.progress.clear()
+            self.boards.clear()
             self.note = f"rematch: new match {msg.match}; type ready"
         elif isinstance(msg, p.Error):
             self.note = f"{msg.code.value}: {msg.message}"
+
+    def decided(self, result: p.Result | None) -> None:
+        """The result (if any): the clock stops at the moment the race was decided."""
+        if result is None:
+            return
+        self.result = result
+        if self.stopped_at is None:
+            self.stopped_at = result.decided_at or now_ms()
 
 
 def _seat_name(screen: Screen, seat: int) -> str:
@@ -188,14 +231,28 @@ def render_result(result: p.Result, style: Style) -> list[str]:
     return lines
 
 
+def header_line(screen: Screen, style: Style, now: int) -> str:
+    """The first line: match, status and clock (the clock ticker redraws just this line)."""
+    status = "connection lost" if screen.lost else screen.lobby.status if screen.lobby else "connecting"
+    return (
+        style(f"Devil's Grip race  match {screen.match or '-'}", 1)
+        + f"  [{status}]  clock {screen.clock(now)}"
+    )
+
+
+def opponents(screen: Screen) -> list[int]:
+    """The other seats: those in the lobby (before their first move too) and those heard from."""
+    seats = (
+        set(screen.progress) | {s.seat for s in screen.lobby.seats} if screen.lobby else set(screen.progress)
+    )
+    return sorted(seat for seat in seats if seat != screen.seat)
+
+
 def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> str:
     """The whole screen as text (no cursor movement): header, boards, progress, notes."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     status = screen.lobby.status if screen.lobby else "connecting"
-    lines = [
-        style(f"Devil's Grip race  match {screen.match or '-'}", 1)
-        + f"  [{status}]  clock {clock_text(screen.ends_at, now)}"
-    ]
+    lines = [header_line(screen, style, now)]
     if screen.lobby and status == "lobby":
         for s in screen.lobby.seats:
             lines.append(
@@ -204,9 +261,8 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> st
     if screen.seat is not None:
         if screen.view is not None:
             lines += render_board(screen.view, style)
-        for seat in sorted(screen.progress):
-            if seat != screen.seat:
-                lines.append("Opponent " + progress_line(screen, seat, style))
+        for seat in opponents(screen):
+            lines.append("Opponent " + progress_line(screen, seat, style))
         if screen.view is not None:
             legal = sorted(screen.view.legal, key=lambda m: "~" in m)  # swaps last: they never score
             shown = " ".join(legal[:16]) + (" ..." if len(legal) > 16 else "")
@@ -247,6 +303,7 @@ class Terminal:
         self.screen = Screen()
         self.started = asyncio.Event()
         self.decided = asyncio.Event()
+        self.rematched = asyncio.Event()
 
     def redraw(self) -> None:
         text = render_screen(self.screen, self.style)
@@ -262,56 +319,89 @@ class Terminal:
         self.out.flush()
 
     async def pump(self) -> None:
-        """Read events into the screen until the connection ends."""
-        async for msg in self.client.events():
-            self.screen.update(msg)
-            if isinstance(msg, p.Start):
-                self.started.set()
-            if isinstance(msg, p.Result):
-                self.decided.set()
-            if isinstance(msg, p.Rematched):
-                self.started.clear()
-                self.decided.clear()
-            if self.interactive or not isinstance(msg, p.Lobby | p.Progress | p.Countdown):
-                self.redraw()
+        """Read events into the screen until the connection ends; say so if it was lost."""
+        try:
+            async for msg in self.client.events():
+                self.on_event(msg)
+        except ConnectionLost as exc:
+            self.screen.connection_lost(describe(exc), now_ms())
+            for event in (self.started, self.decided, self.rematched):
+                event.set()  # a script waiting for one goes on, to fail on its next line
+            self.redraw()
+
+    def on_event(self, msg: p.ServerMessage) -> None:
+        self.screen.update(msg)
+        if isinstance(msg, p.Start):
+            self.started.set()
+        if isinstance(msg, p.Result) or getattr(msg, "result", None) is not None:
+            self.decided.set()
+        if isinstance(msg, p.Rematched):
+            self.started.clear()
+            self.decided.clear()
+            self.rematched.set()
+        if self.interactive or not isinstance(msg, p.Lobby | p.Progress | p.Countdown):
+            self.redraw()
 
     async def tick_clock(self) -> None:
+        """Redraw the header line (with the clock) each second while the race runs."""
         while True:
             await asyncio.sleep(1)
-            clock = clock_text(self.screen.ends_at, int(time.time() * 1000))
-            self.out.write(f"\x1b7\x1b[1;1H{self.style('clock ' + clock, 1)}\x1b8")
-            self.out.flush()
+            if self.screen.clock_running():
+                header = header_line(self.screen, self.style, now_ms())
+                self.out.write(f"\x1b7\x1b[1;1H\x1b[2K{header}\x1b8")
+                self.out.flush()
 
     async def command(self, line: str) -> bool:
         """Run one typed line; False to quit."""
         text = normalize(line)
         if not text:
             return True
-        c = self.client
+        if text == "quit":
+            return False
         try:
-            if text == "quit":
-                return False
-            if text == "help":
-                self.screen.note = (
-                    "moves: T  W>B3  A2:0>C5  A2~B5 (Tab completes) - ready finish resign rematch quit"
-                )
-            elif text == "ready":
-                await c.ready()
-                await asyncio.wait_for(self.started.wait(), 30)
-            elif text in ("finish", "resign"):
-                await (c.finish() if text == "finish" else c.resign())
-                await asyncio.wait_for(self.decided.wait(), 3600)
-            elif text == "rematch":
-                await c.rematch()
-            else:
-                await c.play(text)
-                self.screen.note = f"played {text}"
+            await self._run(text)
         except MoveRejected as exc:
-            self.screen.note = f"{text}: {exc.message}"
-        except (ClientError, TimeoutError) as exc:
-            self.screen.note = f"{text}: {exc}"
+            self.screen.note = f"{text}: {exc.message or exc.code.value}"
+        except ClientError as exc:
+            self.screen.note = f"{text}: {describe(exc)}"
         self.redraw()
         return True
+
+    async def _run(self, text: str) -> None:
+        """One command: at a terminal it only sends; a script waits for its outcome."""
+        c, scripted = self.client, not self.interactive
+        if text == "help":
+            self.screen.note = HELP
+        elif text == "ready":
+            self.screen.note = "ready: the race starts when every seat is ready"
+            await c.ready()
+            if scripted:
+                await self._wait(self.started, "start")
+        elif text in ("finish", "resign"):
+            self.screen.note = f"{text}: the result comes when every game has ended"
+            await (c.finish() if text == "finish" else c.resign())
+            if scripted:
+                await self._wait(self.decided, "result")
+        elif text == "rematch":
+            self.screen.note = "rematch asked: it starts when every seat asks"
+            self.rematched.clear()
+            await c.rematch()
+            if scripted:
+                await self._wait(self.rematched, "rematch")
+        elif scripted:
+            await c.play(text)
+            self.screen.note = f"played {text}"
+        else:
+            await c.move(text)  # its ack or refusal shows when it comes
+            self.screen.note = f"sent {text}"
+
+    async def _wait(self, event: asyncio.Event, what: str) -> None:
+        try:
+            await asyncio.wait_for(event.wait(), SCRIPT_WAIT_S)
+        except TimeoutError:
+            raise ClientError(f"no {what} within {SCRIPT_WAIT_S:g} s") from None
+        if self.screen.lost:
+            raise ConnectionLost(self.screen.lost)
 
 
 def _completer(term: Terminal) -> Callable[[str, int], str | None]:
@@ -367,41 +457,58 @@ async def run_terminal(
     tasks: list[asyncio.Task[object]] = [pump]
     try:
         if watch:
-            watching = await client.watch(watch)
-            if watching.result is None:
-                decided = asyncio.create_task(term.decided.wait())
-                tasks.append(decided)
-                await asyncio.wait([pump, decided], return_when=asyncio.FIRST_COMPLETED)
-            return 0
-        if join:
-            seated = await client.join(join)
+            await _watch(term, match_code(watch), pump)
         else:
-            seated = await client.create(deal=deal, variant=variant, bot=bot)  # type: ignore[arg-type]
-            term.screen.note = (
-                f"match {seated.match}: your friend joins with --join {seated.match}; type ready"
-            )
-        term.screen.update(seated)
-        if interactive:
-            import readline
-
-            readline.set_completer_delims(" \t")
-            readline.set_completer(_completer(term))
-            readline.parse_and_bind("tab: complete")
-            tasks.append(asyncio.create_task(term.tick_clock()))
-        term.redraw()
-        async for line in lines if lines is not None else stdin_lines(interactive):
-            if not await term.command(line):
-                break
-        return 0
+            await _seat(term, join=join, bot=bot, deal=deal, variant=variant)
+            if interactive:
+                _setup_readline(term)
+                tasks.append(asyncio.create_task(term.tick_clock()))
+            term.redraw()
+            async for line in lines if lines is not None else stdin_lines(interactive):
+                if not await term.command(line):
+                    break
+        return 1 if term.screen.lost else 0
     except ClientError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {describe(exc)}", file=sys.stderr)
         return 1
     finally:
         for task in tasks[1:]:
             task.cancel()
         await client.close()
-        with contextlib.suppress(asyncio.CancelledError):
-            await pump
+        await asyncio.wait([pump])
+
+
+async def _watch(term: Terminal, code: str, pump: asyncio.Task[None]) -> None:
+    """Spectate until the result (at once if the match is decided) or the connection ends."""
+    watching = await term.client.watch(code)
+    if watching.result is None:
+        decided = asyncio.create_task(term.decided.wait())
+        try:
+            await asyncio.wait([pump, decided], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            decided.cancel()
+
+
+async def _seat(
+    term: Terminal, *, join: str | None, bot: str | None, deal: int | None, variant: p.VariantName
+) -> None:
+    """Join ``join``, or create a match (against a server bot when ``bot``)."""
+    client = term.client
+    if join:
+        seated = await client.join(match_code(join))
+    else:
+        seated = await client.create(deal=deal, variant=variant, bot=bot)  # type: ignore[arg-type]
+        against = f"against the {bot} bot" if bot else f"your friend joins with --join {seated.match}"
+        term.screen.note = f"match {seated.match}: {against}; type ready"
+    term.screen.update(seated)
+
+
+def _setup_readline(term: Terminal) -> None:
+    import readline
+
+    readline.set_completer_delims(" \t")
+    readline.set_completer(_completer(term))
+    readline.parse_and_bind("tab: complete")
 
 
 def format_stats(stats: p.Stats, history: p.History) -> str:

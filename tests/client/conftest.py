@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 
 import server.bots
 import server.match
+from tests.client.netkit import Proxy
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +22,11 @@ def fast_races(monkeypatch: pytest.MonkeyPatch) -> None:
 async def url(start_app: Callable[..., Any]) -> str:
     app = await start_app(rate_per_s=1000.0, burst=2000)
     return f"ws://127.0.0.1:{app.port}"
+
+
+@pytest.fixture
+async def proxy(url: str) -> AsyncIterator[Proxy]:
+    """A proxy in front of the server, to cut or take away the line under a client."""
+    px = await Proxy(int(url.rsplit(":", 1)[1])).start()
+    yield px
+    await px.stop()

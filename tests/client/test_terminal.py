@@ -90,7 +90,8 @@ async def test_piped_stdin_in_a_subprocess_then_watch(url: str) -> None:
     text = out.decode()
     assert proc.returncode == 0, err.decode()
     assert "played T" in text and "Result" in text and "Pipe" in text
-    code = re.search(r"match (\w{8}): your friend joins", text).group(1)  # type: ignore[union-attr]
+    assert "your friend joins" not in text  # the opponent is the server's bot
+    code = re.search(r"match (\w{8}): against the greedy bot", text).group(1)  # type: ignore[union-attr]
     # Spectating a decided match shows its boards and result, then ends.
     watch = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "client", "watch", url, code, stdout=asyncio.subprocess.PIPE, env=env, cwd=ROOT

@@ -1,0 +1,80 @@
+"""``python -m client`` meets failures with a clear message and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.sync.server import ServerConnection as SyncConnection
+from websockets.sync.server import serve as sync_serve
+
+import client.api
+from client import ConnectionLost, connect
+from client.__main__ import main, parse_args
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def echo(ws: ServerConnection) -> None:
+    async for message in ws:
+        await ws.send(message)
+
+
+@pytest.fixture
+async def echo_url() -> AsyncIterator[str]:
+    """A WebSocket server that is no race server: it says back what it hears."""
+    async with serve(echo, "127.0.0.1", 0) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        yield f"ws://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def silent_url() -> Iterator[str]:
+    """A WebSocket server that never answers (in a thread: ``main`` runs its own event loop)."""
+
+    def ignore(ws: SyncConnection) -> None:
+        for _ in ws:
+            pass
+
+    with sync_serve(ignore, "127.0.0.1", 0) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"ws://127.0.0.1:{server.socket.getsockname()[1]}"
+        server.shutdown()
+
+
+async def test_a_server_that_is_no_race_server_is_named(echo_url: str) -> None:
+    with pytest.raises(ConnectionLost, match="no race server's"):
+        await asyncio.wait_for(connect(echo_url), 5)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "play", echo_url,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=env, cwd=ROOT,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 1
+    assert "Traceback" not in err.decode() and "no race server's" in err.decode()
+
+
+def test_no_answer_is_an_error_message(
+    silent_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(client.api, "REPLY_TIMEOUT_S", 0.3)
+    assert main(["bot", silent_url, "--join", "34679ACD"]) == 1
+    assert "error: no answer to hello within 0.3 s" in capsys.readouterr().err
+
+
+def test_match_codes_are_upper_cased_and_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["bot", "ws://h", "--join", "34679acd"]).join == "34679ACD"
+    assert parse_args(["watch", "ws://h", " 34679acd "]).code == "34679ACD"
+    with pytest.raises(SystemExit) as info:
+        main(["watch", "ws://h", "ABC"])
+    assert info.value.code == 2
+    assert "'ABC' is not a match code" in capsys.readouterr().err

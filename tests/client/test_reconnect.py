@@ -1,0 +1,236 @@
+"""The client library across drops, closes, rematches and a server that goes away."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+from websockets.asyncio.client import ClientConnection
+
+import client.api
+from client import Client, ConnectionLost, connect
+from client.bots import run_bot
+from server import protocol as p
+from server.engine import Game
+from server.engine.view_players import greedy_view
+from tests.client.netkit import Proxy
+
+
+async def racing(url: str, deal: int = 12345, a_url: str | None = None) -> tuple[Client, Client]:
+    """Ann (through ``a_url`` if given) and Bob, seated and past the start."""
+    a = await connect(a_url or url, name="Ann")
+    b = await connect(url, name="Bob")
+    seated = await a.create(deal=deal)
+    await b.join(seated.match)
+    await a.ready()
+    await b.ready()
+    await a.next_event(p.Start)
+    await b.next_event(p.Start)
+    return a, b
+
+
+def greedy_moves(seed: str, n: int) -> list[str]:
+    game = Game(seed)
+    moves = []
+    for _ in range(n):
+        move = greedy_view(game.player_view())
+        assert move is not None
+        game.play(move)
+        moves.append(move)
+    return moves
+
+
+def hook_dial(c: Client, before: Callable[[], Awaitable[None]] | None = None) -> asyncio.Event:
+    """An event set once ``c`` has dialed again (after ``before``, if given): the resume comes next."""
+    dialed = asyncio.Event()
+    real_dial = c._dial
+
+    async def dial() -> ClientConnection:
+        if before is not None:
+            await before()
+        ws = await real_dial()
+        dialed.set()
+        return ws
+
+    c._dial = dial  # type: ignore[method-assign]
+    return dialed
+
+
+async def test_play_returns_the_ack_of_a_move_applied_before_a_drop(url: str) -> None:
+    a, b = await racing(url)
+    receive = a._receive
+
+    def lose_first_ack(msg: p.ServerMessage) -> None:
+        if isinstance(msg, p.Ack) and a.reconnects == 0:
+            a.drop()  # the server applied the move; its ack goes down with the line
+            return
+        receive(msg)
+
+    a._receive = lose_first_ack  # type: ignore[method-assign]
+    ack = await a.play("T", timeout=5)
+    assert ack.seq == 1 and ack.view.moves == 1 and a.reconnects == 1
+    assert not a.unacked and a.next_seq == 2
+    seen = []
+    async with asyncio.timeout(5):
+        while not seen or not isinstance(seen[-1], p.Ack):
+            seen.append(await a.next_event(p.Resumed, p.Ack))
+    assert isinstance(seen[0], p.Resumed) and seen[0].last_seq == 1
+    assert seen[-1] == ack  # events() shows it too
+    assert (await a.play("T")).seq == 2
+    await a.close()
+    await b.close()
+
+
+async def test_moves_sent_while_resuming_wait_for_the_seat(url: str) -> None:
+    a, b = await racing(url)
+    planned = greedy_moves("12345", 12)
+    for move in planned[:4]:
+        await a.play(move)
+    dialed = hook_dial(a)
+    a.drop()
+    await asyncio.wait_for(dialed.wait(), 10)
+    # The new connection is open but holds no seat yet: these must wait for the resume.
+    seqs = [await a.move(move) for move in planned[4:]]
+    assert seqs == list(range(5, 13))
+    async with asyncio.timeout(10):
+        while a.unacked:
+            event = await a.next_event(p.Ack, p.Rejected)
+            assert isinstance(event, p.Ack), event
+    assert a.view is not None and a.view.moves == 12 and a.reconnects == 1
+    await a.finish()
+    await b.finish()
+    result = await b.next_event(p.Result)
+    assert result.seats[0].moves == planned
+    await a.close()
+    await b.close()
+
+
+async def test_close_during_a_reconnect_returns_and_leaves_the_seat(url: str) -> None:
+    a = await connect(url, name="Ann")
+    b = await connect(url, name="Bob")
+    seated = await a.create(deal=1)
+    await b.join(seated.match)
+    dialing = asyncio.Event()
+
+    async def stuck() -> None:
+        dialing.set()
+        await asyncio.Event().wait()  # a dial that never completes
+
+    hook_dial(a, stuck)
+    a.drop()
+    await asyncio.wait_for(dialing.wait(), 10)
+    await asyncio.wait_for(a.close(), 2)
+    assert a.reconnects == 0
+    lobby = await b.next_event(p.Lobby)
+    while lobby.seats[0].connected:
+        lobby = await b.next_event(p.Lobby)
+    with pytest.raises(ConnectionLost):
+        await a.ready()
+    await b.close()
+
+
+async def test_a_cancelled_close_stays_cancelled(url: str) -> None:
+    a = await connect(url, name="Ann")
+    await a.create(deal=1)
+
+    dialing = asyncio.Event()
+
+    async def stuck() -> None:
+        dialing.set()
+        await asyncio.Event().wait()  # a dial that never completes
+
+    hook_dial(a, stuck)
+    a.drop()
+    await asyncio.wait_for(dialing.wait(), 10)
+    closing = asyncio.create_task(a.close())
+    await asyncio.sleep(0)  # let close() reach its wait for the reader
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    await asyncio.wait_for(a.close(), 2)
+
+
+async def test_rematch_resumes_the_new_match_and_numbers_moves_from_one(url: str) -> None:
+    a, b = await racing(url, deal=1)
+    await a.play("T")
+    await a.play("T")
+    await a.finish()
+    await b.finish()
+    old = (await a.next_event(p.Result)).match
+    await b.next_event(p.Result)
+    await a.rematch()
+    await b.rematch()
+    rematched = await a.next_event(p.Rematched)
+    await b.next_event(p.Rematched)
+    assert rematched.match != old and a.match == rematched.match
+    await a.ready()  # may go before the new seat is resumed: it waits for it
+    await b.ready()
+    start = await a.next_event(p.Start)
+    assert start.view is not None and start.view.moves == 0
+    ack = await a.play("T")
+    assert ack.seq == 1 and ack.view.moves == 1 and ack.ev > 0
+    progress = await b.next_event(p.Progress)
+    assert progress.seat == 0 and progress.moves == 1
+    await a.close()
+    await b.close()
+
+
+async def test_bots_play_through_a_rematch(url: str) -> None:
+    a = await connect(url, name="Ann bot")
+    b = await connect(url, name="Bob bot")
+    first = await a.create(deal=3)
+    await b.join(first.match)
+    firsts: list[p.Result] = []
+    last_a, last_b = await asyncio.wait_for(
+        asyncio.gather(
+            run_bot(a, "greedy", speed=0, rematches=1, on_result=firsts.append),
+            run_bot(b, "lookahead", speed=0, rematches=1),
+        ),
+        60,
+    )
+    assert [r.match for r in firsts] == [first.match]
+    assert last_a == last_b and last_a.match == a.match != first.match
+    assert all(s.reason == "over" and s.moves for s in last_a.seats)
+    await a.close()
+    await b.close()
+
+
+async def test_a_lost_server_ends_events_with_an_error(
+    url: str, proxy: Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client.api, "RECONNECT_DELAYS_S", (0.01, 0.02, 0.05))
+    a, b = await racing(url, a_url=proxy.url)
+    await a.play("T")
+    await proxy.stop()
+    with pytest.raises(ConnectionLost, match="could not reconnect"):
+        async with asyncio.timeout(10):
+            async for _ in a.events():
+                pass
+    assert a.lost is not None
+    with pytest.raises(ConnectionLost):
+        await a.move("T")
+    with pytest.raises(ConnectionLost):
+        await a.finish()
+    await a.close()
+    await b.close()
+
+
+async def test_a_resumed_seat_is_known_on_a_fresh_client(url: str) -> None:
+    a, b = await racing(url, deal=1)
+    await a.play("T")
+    match, token = a.match, a.token
+    await a.close()
+    fresh = await connect(url, name="Ann")
+    assert match is not None and token is not None
+    resumed = await fresh.resume(match, token)
+    assert resumed.last_seq == 1 and fresh.seat == 0 and fresh.match == match
+    assert (await fresh.play("T")).seq == 2
+    await fresh.close()
+    await b.close()
+
+
+async def test_http_url_is_the_websocket(url: str) -> None:
+    c = await connect(url.replace("ws://", "http://"))
+    assert c.url == url and c.player is not None
+    await c.close()
