@@ -47,6 +47,7 @@ FINISHED_TTL_MS = 10 * 60_000
 #: it before it expires, it is read back from the store.
 UNLOAD_DECIDED_AFTER_MS = 60_000
 APPEND_ATTEMPTS = 8
+SETTLE_AGAIN_S = 3.0  # a write a frozen Redis had queued can land after the first look: look again
 
 
 def now_ms() -> int:
@@ -174,6 +175,9 @@ class Hub:
                     if lm.match.ev == expected:  # the bus has not brought the news yet: read it
                         await self._catch_up(lm)
                     continue
+                except MatchError:  # no answer: the write may land all the same
+                    self._spawn(self._settle(lm, expected))
+                    raise
                 if shift:  # placed after others' moves we had not seen: take them in first
                     decision = [e.model_copy(update={"ev": e.ev + shift}) for e in decision]
                     if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
@@ -190,8 +194,38 @@ class Hub:
             return await self.store.append(match_id, expected, events, rebase=rebase)
         except StoreUnavailable:
             raise MatchError(
-                p.ErrorCode.UNAVAILABLE, "the store is unavailable; nothing was changed"
+                p.ErrorCode.UNAVAILABLE,
+                "the store did not answer; send it again (a move resent with its seq counts once)",
             ) from None
+
+    async def _settle(self, lm: LiveMatch, after: int) -> None:
+        """Make an append that got no answer known everywhere, should it land after all.
+
+        A timed-out write may still be carried out (Redis runs what it had
+        queued once it is back), and then no process would hear of it: its
+        writer reported a failure and published nothing. So read the log from
+        where the append stood, once the store answers and once more a little
+        later; apply what is missing here, and publish it for the others
+        (receivers drop what they already have).
+        """
+        for pause in (0.0, SETTLE_AGAIN_S):
+            await asyncio.sleep(pause)
+            events = await self._read_log(lm, after)
+            if events:
+                async with lm.lock:
+                    self._apply(lm, events)
+                await self._publish(lm.match.id, events)
+
+    async def _read_log(self, lm: LiveMatch, after: int) -> list[Event]:
+        """The match's events after ``after``, as soon as the store answers (while the match is here)."""
+        delay = 0.1
+        while self.live.get(lm.match.id) is lm:
+            try:
+                return await self.store.events(lm.match.id, after)
+            except StoreUnavailable:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        return []
 
     async def _publish(self, match_id: str, events: list[Event]) -> None:
         if not self.bus.shared:
@@ -264,11 +298,10 @@ class Hub:
         self._apply(lm, events)
 
     async def _locked_catch_up(self, lm: LiveMatch) -> None:
+        """What this process missed (a gap on the bus, or its reconnect), however long the store is away."""
+        events = await self._read_log(lm, lm.match.ev)
         async with lm.lock:
-            try:
-                await self._catch_up(lm)
-            except MatchError:
-                log.warning("catch-up of %s failed", lm.match.id)
+            self._apply(lm, events)
 
     def _apply(self, lm: LiveMatch, events: list[Event]) -> None:
         m = lm.match

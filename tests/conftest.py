@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -64,6 +65,15 @@ class RedisServer:
             except OSError:
                 time.sleep(0.02)
         raise RuntimeError("redis-server did not start")
+
+    def freeze(self) -> None:
+        """Stop the process without closing its sockets: commands queue up, unanswered."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
 
     def stop(self) -> None:
         if self.proc is not None:

@@ -224,3 +224,37 @@ async def test_redis_outage_degrades_then_recovers(own_redis: RedisServer) -> No
     finally:
         for proc in procs:
             proc.kill()
+
+
+async def test_a_write_that_lands_after_its_timeout_reaches_every_process(own_redis: RedisServer) -> None:
+    """Redis frozen: the move times out (``unavailable``), yet Redis runs it once thawed.
+
+    Nobody resends, and no later event would reveal the gap: the others must
+    still hear of the move, and of the finish that decides the match.
+    """
+    procs = [ServerProcess("--redis", own_redis.url, "--rate", "1000").start() for _ in range(2)]
+    try:
+        a, b, created, _ = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        spectator = await WsClient.connect(procs[1].url)
+        await spectator.request({"type": "watch", "match": created["match"]}, "watching")
+        await b.send({"type": "finish"})
+        await a.expect("finished", timeout=15, seat=1)  # published: Ann's process has it too
+        own_redis.freeze()
+        try:
+            await a.send({"type": "move", "seq": 1, "move": "T"})
+            refused = await reply(a)
+            assert refused["type"] == "rejected" and refused["code"] == "unavailable"
+        finally:
+            own_redis.thaw()
+        # Ann's move landed when Redis came back: Bob and the spectator are told, without any resend.
+        progress = await b.expect("progress", timeout=20, seat=0)
+        assert progress["moves"] == 1
+        await spectator.expect("board", timeout=20, seat=0)
+        await a.send({"type": "finish"})
+        result = await b.expect("result", timeout=20)
+        assert result["seats"][0]["moves"] == ["T"]
+        await spectator.expect("result", timeout=20)
+    finally:
+        for proc in procs:
+            proc.kill()
