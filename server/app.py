@@ -39,13 +39,15 @@ from . import daily, stats
 from . import protocol as p
 from .bus import Bus, open_bus
 from .engine import Game
-from .hub import Hub, LiveMatch, new_code, new_token, now_ms
+from .hub import Hub, LiveMatch, connection_id, new_code, new_token, now_ms
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
 from .replay import replay_json, verified_result
 from .solving import Solving
 from .store import BoardRow, Conflict, PlayerRecord, Store, StoreUnavailable, open_store
 
 log = logging.getLogger(__name__)
+HEARTBEAT_S = 2.0  # how often a process says it is alive ...
+INSTANCE_TTL_MS = 6_000  # ... and how long the others wait, without news, to count it dead
 #: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
 _PAGE_ROUTE = re.compile(
     rf"/(practice|rules|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
@@ -143,7 +145,7 @@ class Connection:
 
     def __init__(self, ws: ServerConnection, instance: str, settings: Settings) -> None:
         self.ws = ws
-        self.id = f"{instance}-{next(self._ids)}"
+        self.id = connection_id(instance, next(self._ids))
         self.player: PlayerRecord | None = None
         self.live: LiveMatch | None = None
         self.seat: int | None = None
@@ -249,7 +251,7 @@ class App:
         self.connections: set[Connection] = set()
         self.metrics = Metrics(self)
         self.server: Server | None = None
-        self._sweeper: asyncio.Task[None] | None = None
+        self._upkeep: list[asyncio.Task[None]] = []
         self._handlers: dict[str, Handler] = {
             "hello": self.on_hello,
             "create": self.on_create,
@@ -285,7 +287,11 @@ class App:
             compression=None,  # deflate costs ~100 KiB a connection for frames this small
             server_header=None,
         )
-        self._sweeper = asyncio.create_task(self._sweep_forever())
+        await self.store.heartbeat(self.instance, INSTANCE_TTL_MS)  # before the others could wonder
+        self._upkeep = [
+            asyncio.create_task(self._sweep_forever()),
+            asyncio.create_task(self._heartbeat_forever()),
+        ]
         return self.server
 
     async def _load_daily_secret(self) -> str:
@@ -304,8 +310,8 @@ class App:
 
     async def shutdown(self) -> None:
         """Tell every client, close them with 1001, then close the backends."""
-        if self._sweeper:
-            self._sweeper.cancel()
+        for task in self._upkeep:
+            task.cancel()
         for conn in list(self.connections):
             conn.send(
                 p.Error(code=p.ErrorCode.UNAVAILABLE, message="the server is shutting down; reconnect soon")
@@ -329,6 +335,24 @@ class App:
         while True:
             await asyncio.sleep(self.settings.sweep_s)
             self.hub.sweep()
+
+    async def _heartbeat_forever(self) -> None:
+        """Renew this process's heartbeat; let go of the seats of processes whose heartbeat ran out.
+
+        Only once this process's own heartbeat has been renewed without a break
+        for a whole ``INSTANCE_TTL_MS``: after the store was away, every
+        heartbeat may have run out, and the others need one round to renew theirs.
+        """
+        steady_since: float | None = time.monotonic()
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            try:
+                await self.store.heartbeat(self.instance, INSTANCE_TTL_MS)
+                steady_since = steady_since or time.monotonic()
+                if time.monotonic() - steady_since >= INSTANCE_TTL_MS / 1000:
+                    await self.hub.let_go_of_the_dead(self.instance)
+            except StoreUnavailable:
+                steady_since = None
 
     # ------------------------------------------------------------ HTTP
 

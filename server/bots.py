@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import protocol as p
 from .engine.view_players import STRATEGIES
+from .hub import connection_id
 
 if TYPE_CHECKING:
     from .app import App, Connection
@@ -46,7 +47,7 @@ class BotPeer:
         self.strategy = strategy
         self.decide = STRATEGIES[strategy]
         self.pace_s = PACE_S if pace_s is None else pace_s
-        self.id = f"{app.instance}-bot{next(self._ids)}"
+        self.id = connection_id(app.instance, f"bot{next(self._ids)}")
         self.player: PlayerRecord | None = None
         self.live: LiveMatch | None = None
         self.seat: int | None = None

@@ -371,6 +371,36 @@ class Hub:
 
     # ------------------------------------------------------------- upkeep
 
+    async def let_go_of_the_dead(self, instance: str) -> None:
+        """Record as dropped the connections of server processes that died holding seats.
+
+        A process killed outright never records its connections' ends, so
+        without this their seats would stay "connected" and never be
+        abandoned. Every process renews its heartbeat in the store; ``instance``
+        (this one) asks about the others that hold seats here. Another process
+        may record the same drop at once: the second finds the seat's
+        connection already changed, and records nothing.
+        """
+        held = [
+            (lm, n, s.conn)
+            for lm in list(self.live.values())
+            if lm.match.status != "finished"
+            for n, s in enumerate(lm.match.seats)
+            if s is not None and s.conn is not None and instance_of(s.conn) != instance
+        ]
+        if not held:
+            return
+        alive = await self.store.alive({instance_of(conn) for _, _, conn in held})
+        for lm, n, conn in held:
+            if instance_of(conn) not in alive and self.live.get(lm.match.id) is lm:
+                await self._record_drop(lm, n, conn)
+
+    async def _record_drop(self, lm: LiveMatch, seat: int, conn: str) -> None:
+        try:
+            await self.execute(lm, lambda m: m.decide_disconnect(seat, conn, self.clock()))
+        except MatchError:
+            log.warning("could not record the end of %s's seat %s of %s", conn, seat, lm.match.id)
+
     def sweep(self) -> list[str]:
         """Drop expired matches from memory, telling whoever still watches; return their ids.
 
@@ -413,6 +443,15 @@ class Hub:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def connection_id(instance: str, n: object) -> str:
+    """A connection's id names its server process: ``let_go_of_the_dead`` reads it back."""
+    return f"{instance}-{n}"
+
+
+def instance_of(connection: str) -> str:
+    return connection.partition("-")[0]
 
 
 def _evict(peer: Peer) -> None:

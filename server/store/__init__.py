@@ -9,7 +9,7 @@ result sent, only after that.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -117,6 +117,12 @@ class Store(Protocol):
         self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
     ) -> list[Result]:
         """A player's results, newest first (by decided_at, then match), older than ``before``."""
+
+    async def heartbeat(self, instance: str, ttl_ms: int) -> None:
+        """Server process ``instance`` is alive, for the next ``ttl_ms``."""
+
+    async def alive(self, instances: Collection[str]) -> set[str]:
+        """Those of ``instances`` (server processes) whose last heartbeat has not run out."""
 
     async def close(self) -> None: ...
 

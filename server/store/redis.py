@@ -7,6 +7,7 @@ share a slot and the append script stays single-slot):
 - ``grip:match:{ID}:seat:<n>`` stream, entry id ``0-<seq>``: accepted moves.
 - ``grip:match:{ID}`` hash: variant, seed, status, times, for operators.
 - ``grip:seat:{ID}:<n>``: the connection holding the seat (its lease).
+- ``grip:instance:<instance>``: a server process's heartbeat, expiring unless renewed.
 - ``grip:result:{ID}``: the result JSON; ``grip:results`` zset indexes them.
 - ``grip:player:<id>`` hash: key hash, name, created.
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -181,6 +182,16 @@ class RedisStore:
             if isinstance(e, Decided):
                 await self._call(self._redis.zadd("grip:results", {match_id: e.at}))
         return int(shift)
+
+    async def heartbeat(self, instance: str, ttl_ms: int) -> None:
+        await self._call(self._redis.set(f"grip:instance:{instance}", 1, px=ttl_ms))
+
+    async def alive(self, instances: Collection[str]) -> set[str]:
+        names = sorted(instances)
+        if not names:
+            return set()
+        found = await self._call(self._redis.mget([f"grip:instance:{i}" for i in names]))
+        return {name for name, value in zip(names, found, strict=True) if value is not None}
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]:
         entries = await self._call(self._redis.xrange(match_keys(match_id)[0], f"0-{after + 1}", "+"))

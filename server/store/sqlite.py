@@ -27,7 +27,7 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ..match import Decided, Event, decode_events
@@ -323,6 +323,13 @@ class SqliteStore:
             (player, at, at, match if before else "~", -1 if limit is None else limit),
         ).fetchall()
         return [Result.model_validate_json(r[0]) for r in rows]
+
+    async def heartbeat(self, instance: str, ttl_ms: int) -> None:
+        """Nothing to say: one process at a time uses the file (see ``alive``)."""
+
+    async def alive(self, instances: Collection[str]) -> set[str]:
+        """None: a process other than the one asking can only be an earlier run, gone (a restart)."""
+        return set()
 
     async def close(self) -> None:
         self._commit()  # appends still waiting for their turn

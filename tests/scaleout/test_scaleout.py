@@ -258,3 +258,25 @@ async def test_a_write_that_lands_after_its_timeout_reaches_every_process(own_re
     finally:
         for proc in procs:
             proc.kill()
+
+
+async def test_seats_of_a_killed_process_are_abandoned_after_the_grace(redis_url: str) -> None:
+    """kill -9 records no dropped connection: the other processes notice its heartbeat stop."""
+    procs = [
+        ServerProcess("--redis", redis_url, "--rate", "1000", "--grace-s", "2").start() for _ in range(2)
+    ]
+    try:
+        a, b, _, _ = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        await play_turns(a, 1, 2)
+        procs[0].kill()
+        lobby = await b.expect("lobby", timeout=30)
+        assert [s["connected"] for s in lobby["seats"]] == [False, True]
+        ended = await b.expect("finished", timeout=15, seat=0)
+        assert ended["reason"] == "abandoned"
+        await b.send({"type": "finish"})
+        result = await b.expect("result", timeout=15)
+        assert result["seats"][0]["moves"] == ["T", "T"]
+    finally:
+        for proc in procs:
+            proc.kill()

@@ -57,3 +57,26 @@ async def test_result_and_leaderboard_survive_sigkill(server_args: list[str]) ->
         assert replay["seed"] == "7" and replay["seats"][0]["moves"] == []
     finally:
         server.kill()
+
+
+async def test_after_a_sigkill_a_racer_who_never_comes_back_is_abandoned(server_args: list[str]) -> None:
+    """The restarted server finds the race's seats 'connected' to the dead process: it lets go of them."""
+    args = [*server_args, "--grace-s", "2"]
+    server = ServerProcess(*args).start()
+    try:
+        ann, bob = await WsClient.connect(server.url), await WsClient.connect(server.url)
+        created = await ann.request({"type": "create", "seed": "3"}, "created")
+        await bob.request({"type": "join", "match": created["match"]}, "joined")
+        for c in (ann, bob):
+            await c.send({"type": "ready"})
+        await ann.expect("start", timeout=10)
+        await ann.request({"type": "move", "seq": 1, "move": "T"}, "ack")
+        server.kill()
+        server = ServerProcess(*args).start()
+        ann = await WsClient.connect(server.url)
+        resume = {"type": "resume", "match": created["match"], "token": created["token"], "last_ev": 0}
+        assert (await ann.request(resume, "resumed"))["last_seq"] == 1
+        ended = await ann.expect("finished", timeout=30, seat=1)  # Bob never resumed
+        assert ended["reason"] == "abandoned"
+    finally:
+        server.kill()
