@@ -6,21 +6,12 @@ import asyncio
 
 import pytest
 
-from client import Client, MoveRejected, ServerError, connect
+from client import MoveRejected, ServerError, connect
 from client.bots import run_bot
 from server import protocol as p
 from server.engine import Game
 from server.engine.view_players import greedy_view, lookahead_view
-
-
-async def seated_pair(url: str, deal: int = 1) -> tuple[Client, Client]:
-    a = await connect(url, name="Ann")
-    b = await connect(url, name="Bob")
-    seated = await a.create(deal=deal)
-    assert seated.seat == 0 and a.token == seated.token
-    joined = await b.join(seated.match)
-    assert joined.seat == 1 and b.match == seated.match
-    return a, b
+from tests.client.seats import finish_both, seated_pair
 
 
 async def test_create_join_ready_moves_result(url: str) -> None:
@@ -80,12 +71,7 @@ async def test_resend_after_drop_loses_and_doubles_nothing(url: str) -> None:
             await a.next_event(p.Ack, p.Resumed)
     assert a.reconnects == 1
     assert a.view is not None and a.view.moves == 30
-    await a.finish()
-    await b.finish()
-    result = await b.next_event(p.Result)
-    assert result.seats[0].moves == planned
-    await a.close()
-    await b.close()
+    assert (await finish_both(a, b)).seats[0].moves == planned
 
 
 async def test_bot_vs_bot_over_the_protocol(url: str) -> None:

@@ -15,19 +15,7 @@ from server import protocol as p
 from server.engine import Game
 from server.engine.view_players import greedy_view
 from tests.client.netkit import Proxy
-
-
-async def racing(url: str, deal: int = 12345, a_url: str | None = None) -> tuple[Client, Client]:
-    """Ann (through ``a_url`` if given) and Bob, seated and past the start."""
-    a = await connect(a_url or url, name="Ann")
-    b = await connect(url, name="Bob")
-    seated = await a.create(deal=deal)
-    await b.join(seated.match)
-    await a.ready()
-    await b.ready()
-    await a.next_event(p.Start)
-    await b.next_event(p.Start)
-    return a, b
+from tests.client.seats import finish_both, racing, seated_pair
 
 
 def greedy_moves(seed: str, n: int) -> list[str]:
@@ -39,6 +27,19 @@ def greedy_moves(seed: str, n: int) -> list[str]:
         game.play(move)
         moves.append(move)
     return moves
+
+
+async def drop_and_stall(c: Client) -> None:
+    """Drop ``c``'s connection; back once it dials again, with a dial that never completes."""
+    dialing = asyncio.Event()
+
+    async def stuck() -> None:
+        dialing.set()
+        await asyncio.Event().wait()
+
+    hook_dial(c, stuck)
+    c.drop()
+    await asyncio.wait_for(dialing.wait(), 10)
 
 
 def hook_dial(c: Client, before: Callable[[], Awaitable[None]] | None = None) -> asyncio.Event:
@@ -98,28 +99,12 @@ async def test_moves_sent_while_resuming_wait_for_the_seat(url: str) -> None:
             event = await a.next_event(p.Ack, p.Rejected)
             assert isinstance(event, p.Ack), event
     assert a.view is not None and a.view.moves == 12 and a.reconnects == 1
-    await a.finish()
-    await b.finish()
-    result = await b.next_event(p.Result)
-    assert result.seats[0].moves == planned
-    await a.close()
-    await b.close()
+    assert (await finish_both(a, b)).seats[0].moves == planned
 
 
 async def test_close_during_a_reconnect_returns_and_leaves_the_seat(url: str) -> None:
-    a = await connect(url, name="Ann")
-    b = await connect(url, name="Bob")
-    seated = await a.create(deal=1)
-    await b.join(seated.match)
-    dialing = asyncio.Event()
-
-    async def stuck() -> None:
-        dialing.set()
-        await asyncio.Event().wait()  # a dial that never completes
-
-    hook_dial(a, stuck)
-    a.drop()
-    await asyncio.wait_for(dialing.wait(), 10)
+    a, b = await seated_pair(url)
+    await drop_and_stall(a)
     await asyncio.wait_for(a.close(), 2)
     assert a.reconnects == 0
     lobby = await b.next_event(p.Lobby)
@@ -134,15 +119,7 @@ async def test_a_cancelled_close_stays_cancelled(url: str) -> None:
     a = await connect(url, name="Ann")
     await a.create(deal=1)
 
-    dialing = asyncio.Event()
-
-    async def stuck() -> None:
-        dialing.set()
-        await asyncio.Event().wait()  # a dial that never completes
-
-    hook_dial(a, stuck)
-    a.drop()
-    await asyncio.wait_for(dialing.wait(), 10)
+    await drop_and_stall(a)
     closing = asyncio.create_task(a.close())
     await asyncio.sleep(0)  # let close() reach its wait for the reader
     closing.cancel()
@@ -177,10 +154,8 @@ async def test_rematch_resumes_the_new_match_and_numbers_moves_from_one(url: str
 
 
 async def test_bots_play_through_a_rematch(url: str) -> None:
-    a = await connect(url, name="Ann bot")
-    b = await connect(url, name="Bob bot")
-    first = await a.create(deal=3)
-    await b.join(first.match)
+    a, b = await seated_pair(url, deal=3)
+    first = a.match
     firsts: list[p.Result] = []
     last_a, last_b = await asyncio.wait_for(
         asyncio.gather(
@@ -189,8 +164,8 @@ async def test_bots_play_through_a_rematch(url: str) -> None:
         ),
         60,
     )
-    assert [r.match for r in firsts] == [first.match]
-    assert last_a == last_b and last_a.match == a.match != first.match
+    assert [r.match for r in firsts] == [first]
+    assert last_a == last_b and last_a.match == a.match != first
     assert all(s.reason == "over" and s.moves for s in last_a.seats)
     await a.close()
     await b.close()
