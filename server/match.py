@@ -441,11 +441,8 @@ class Match:
             raise MatchError(p.ErrorCode.ILLEGAL, str(exc)) from None
         try:  # the game as it stands after the move: its end is scored on it
             c = self._next()
-            # Every move makes one: built from values just checked, so not validated again.
             events: list[Event] = [
-                Moved.model_construct(
-                    ev=c(), at=now, seat=seat, seq=seq, move=move.text, numbers=_numbers(game)
-                )
+                Moved(ev=c(), at=now, seat=seat, seq=seq, move=move.text, numbers=_numbers(game))
             ]
             if game.is_over:
                 events += self._end([seat], "over", now, c)
@@ -840,7 +837,7 @@ def race_winner(ended: list[Ended]) -> tuple[int | None, bool]:
 
 
 def _numbers(game: Game) -> Numbers:
-    return Numbers.model_construct(  # the engine's own counts: nothing to validate
+    return Numbers(
         leftover=game.leftover, on_grid=game.on_grid, complete=game.complete, moves=len(game.moves)
     )
 
