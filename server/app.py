@@ -569,6 +569,24 @@ class App:
         await self._claim_daily(day, conn.player.id, code)
         return True
 
+    async def _daily_join(self, conn: Connection, m: Match) -> None:
+        """A seat in a daily race: ranked, it takes the joiner's attempt; unranked, it comes after it.
+
+        Otherwise an unranked race would show the day's deal to someone whose
+        ranked attempt is still to come.
+        """
+        if m.daily is None or (not m.ranked and daily.is_over(m.daily, self.clock())):
+            return
+        if conn.player is None:
+            raise MatchError(p.ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
+        if not m.ranked:
+            if await self.store.daily_attempt(m.daily, conn.player.id) is None:
+                raise MatchError(
+                    p.ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after"
+                )
+        elif m.status == "lobby" and any(s is None for s in m.seats):
+            await self._claim_daily(m.daily, conn.player.id, m.id)
+
     async def _claim_daily(self, day: str, player: str, code: str) -> None:
         if await self.store.claim_daily(day, player, code) != code:
             raise MatchError(
@@ -577,13 +595,7 @@ class App:
 
     async def on_join(self, conn: Connection, msg: p.Join) -> None:
         lm = await self.hub.get(msg.match)
-        if lm.match.ranked and lm.match.daily is not None:
-            if conn.player is None:
-                raise MatchError(
-                    p.ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id"
-                )
-            if lm.match.status == "lobby" and any(s is None for s in lm.match.seats):
-                await self._claim_daily(lm.match.daily, conn.player.id, lm.match.id)
+        await self._daily_join(conn, lm.match)
         token = new_token()
         player = conn.player.id if conn.player else None
         name = self._name(conn, msg.name)
@@ -595,10 +607,10 @@ class App:
 
     async def on_watch(self, conn: Connection, msg: p.Watch) -> None:
         lm = await self.hub.get(msg.match)
-        if lm.match.ranked and lm.match.daily and not daily.is_over(lm.match.daily, self.clock()):
+        if lm.match.daily and not daily.is_over(lm.match.daily, self.clock()):
             raise MatchError(
                 p.ErrorCode.NOT_ALLOWED,
-                "ranked daily games cannot be watched live; replays open when the day is over",
+                "daily games cannot be watched while their day runs; replays open when it is over",
             )
         lm.match.check_watcher(
             conn.player.id if conn.player else None, conn.seat if conn.live is lm else None

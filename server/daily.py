@@ -35,6 +35,12 @@ def is_over(day: str, now_ms: int) -> bool:
     return parse_day(day) < parse_day(day_of(now_ms))
 
 
+def end_ms(day: str) -> int:
+    """When the UTC day ends (ms): its seed is published then."""
+    midnight = datetime.combine(parse_day(day) + timedelta(days=1), datetime.min.time(), UTC)
+    return int(midnight.timestamp() * 1000)
+
+
 def previous_day(day: str) -> str:
     return (parse_day(day) - timedelta(days=1)).isoformat()
 

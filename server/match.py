@@ -22,6 +22,7 @@ from typing import Annotated, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from . import daily
 from . import protocol as p
 from .engine import Game, IllegalMove, InvalidMove, Move, rating
 
@@ -289,6 +290,15 @@ class Match:
                 return n
         raise MatchError(p.ErrorCode.BAD_TOKEN, "that token holds no seat in this match")
 
+    def _ranked_daily_end(self) -> int | None:
+        """When a ranked daily game must be over: its seed is published as its day ends."""
+        return daily.end_ms(self.daily) if self.ranked and self.daily is not None else None
+
+    def _ends_at(self, start: int) -> int:
+        end = start + self.time_limit_s * 1000
+        day_end = self._ranked_daily_end()
+        return end if day_end is None else max(start, min(end, day_end))
+
     def check_watcher(self, player: str | None, seat: int | None) -> None:
         """Refuse a racer who asks to watch their own race before its result.
 
@@ -391,6 +401,8 @@ class Match:
     def decide_join(self, name: str, token: str, player: str | None, now: int) -> list[Event]:
         if self.status != "lobby":
             raise MatchError(p.ErrorCode.WRONG_PHASE, "this match has already started")
+        if player is not None and any(s is not None and s.player == player for s in self.seats):
+            raise MatchError(p.ErrorCode.NOT_ALLOWED, "you already hold a seat in this match: resume it")
         free = [n for n, s in enumerate(self.seats) if s is None]
         if not free:
             raise MatchError(p.ErrorCode.FULL, "both seats are taken")
@@ -417,6 +429,11 @@ class Match:
     def decide_ready(self, seat: int, now: int) -> list[Event]:
         if self.status != "lobby":
             raise MatchError(p.ErrorCode.WRONG_PHASE, "the match is not in its lobby")
+        day_end = self._ranked_daily_end()
+        if day_end is not None and now >= day_end:
+            raise MatchError(
+                p.ErrorCode.WRONG_PHASE, "this daily challenge's day is over: its seed is public now"
+            )
         if self.seat(seat).ready:
             return []
         c = self._next()
@@ -484,7 +501,7 @@ class Match:
         """Events that are due by ``now``: start after the countdown, time-outs, abandonment."""
         if self.status == "countdown" and now >= self.starts_at:
             start = self.starts_at
-            return [Started(ev=self.ev + 1, at=start, ends_at=start + self.time_limit_s * 1000)]
+            return [Started(ev=self.ev + 1, at=start, ends_at=self._ends_at(start))]
         if self.status != "playing":
             return []
         if now >= self.ends_at:

@@ -48,11 +48,16 @@ class Solving:
         return self._pool
 
     async def par(self, day: str, seed: str) -> int | None:
-        """The stored par of a past day; if unknown, start solving it and say None for now."""
+        """The stored par of a past day; if unknown, start solving it and say None for now.
+
+        One par is solved at a time (the next is started by a later request),
+        so asking for the leaderboards of many past days keeps at most one
+        worker busy, and practice hints always have the other.
+        """
         stored = await self._store.setting(f"par:{day}")
         if stored is not None:
             return int(stored)
-        if day not in self._solving:
+        if not self._solving:
             self._solving[day] = asyncio.create_task(self._solve_par(day, seed))
         return None
 

@@ -221,3 +221,57 @@ async def test_a_past_days_par_is_solved_off_the_loop_and_published_with_its_see
     assert board["day"]["par"] == solve(seed, budget_s=60, max_nodes=3000).par
     days = await c.request({"type": "days"}, "days")
     assert days["days"][0]["par"] == board["day"]["par"]
+
+
+async def test_a_ranked_daily_game_ends_when_its_day_does(make_app: MakeAppT, backend: Backend) -> None:
+    """At midnight the seed is published: a game still running could play the solved deal."""
+    midnight = daily.end_ms(DAY)
+    app = await make_app(clock=FakeClock(midnight - 60_000), **backend)
+    late, _ = await player(app, "Late")
+    created = await late.request(
+        {"type": "create", "daily": True, "seats": 1, "time_limit_s": 3600}, "created"
+    )
+    await late.send({"type": "ready"})
+    await late.expect("countdown")
+    kick(app, created["match"], COUNTDOWN_MS)
+    start = await late.expect("start")
+    assert start["ends_at"] == midnight  # not an hour later
+    kick(app, created["match"], midnight - app.clock())  # type: ignore[operator]
+    ended = await late.expect("finished")
+    assert ended["reason"] == "timeout"
+    # a ranked lobby still waiting at midnight cannot start any more
+    app.clock.advance(-120_000)  # type: ignore[attr-defined]
+    waiter, _ = await player(app, "Waiter")
+    lobby = await waiter.request({"type": "create", "daily": True, "seats": 1}, "created")
+    app.clock.advance(120_000)  # type: ignore[attr-defined]
+    refused = await waiter.request({"type": "ready"}, "error")
+    assert refused["code"] == "wrong_phase" and lobby["match"]
+
+
+async def test_the_days_deal_is_not_shown_before_ones_ranked_attempt(app: App) -> None:
+    """Neither by joining someone's unranked daily race nor by watching a daily practice game."""
+    ann, _ = await player(app, "Ann")
+    await play_daily(app, ann, 3)  # her ranked attempt: what follows is unranked
+    race = await ann.request({"type": "create", "daily": True, "seats": 2}, "created")
+    cid, _ = await player(app, "Cid")  # has not played today
+    assert (await cid.request({"type": "join", "match": race["match"]}, "error"))["code"] == "not_allowed"
+    assert (await cid.request({"type": "watch", "match": race["match"]}, "error"))["code"] == "not_allowed"
+    practice = await ann.request({"type": "create", "daily": True, "seats": 1}, "created")
+    assert (await cid.request({"type": "watch", "match": practice["match"]}, "error"))[
+        "code"
+    ] == "not_allowed"
+    info = await cid.request({"type": "daily"}, "daily")
+    assert info["attempt"] is None  # still his to play, ranked
+    # once he has played, he may join the unranked race
+    await play_daily(app, cid, 2)
+    await cid.request({"type": "join", "match": race["match"]}, "joined")
+
+
+async def test_one_player_cannot_take_both_seats(app: App) -> None:
+    """Two tabs share one identity: the second is told to resume, not given the other seat."""
+    ann, me = await player(app, "Ann")
+    other_tab = await client(app)
+    await other_tab.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
+    created = await ann.request({"type": "create", "seed": "777"}, "created")
+    refused = await other_tab.request({"type": "join", "match": created["match"]}, "error")
+    assert refused["code"] == "not_allowed"

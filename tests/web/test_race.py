@@ -250,6 +250,6 @@ def test_racers_copy_the_spectator_link_and_cannot_watch_before_the_result(
     other.goto(watch)
     expect(other.locator("[role=alert] .big")).to_have_text(
         "This race cannot be watched yet: its racers can watch it once it has a result, "
-        "and ranked daily games once their day is over."
+        "and daily games once their day is over."
     )
     other.close()
