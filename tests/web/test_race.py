@@ -252,4 +252,9 @@ def test_racers_copy_the_spectator_link_and_cannot_watch_before_the_result(
         "This race cannot be watched yet: its racers can watch it once it has a result, "
         "and daily games once their day is over."
     )
+    # Her own share link in that tab would take the other seat: refused, and said so.
+    other.goto(link)
+    expect(other.locator("[role=alert] .big")).to_contain_text(
+        "You cannot take this seat: it is your own match"
+    )
     other.close()

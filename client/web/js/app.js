@@ -954,9 +954,10 @@ function matchScreen(code) {
             setTimeout(resume, 400 * st.resumeTries);
             return true;
           }
-          if (!st.lobby && ["not_found", "full", "wrong_phase", "bad_token"].includes(msg.code)) {
+          if (!st.lobby && ["not_found", "full", "wrong_phase", "bad_token", "not_allowed"].includes(msg.code)) {
             if (msg.code === "bad_token") forgetSeat(code);
-            st.fatal = errorText(msg.code);
+            // not_allowed before any lobby: a join of one's own match, or of a daily race too early
+            st.fatal = errorText(msg.code === "not_allowed" ? "join_not_allowed" : msg.code);
             drawAll();
             return true;
           }
