@@ -133,6 +133,9 @@ class Hub:
         if not events:
             await self.bus.unsubscribe(_channel(match_id))
             raise MatchError(p.ErrorCode.NOT_FOUND, f"no match {match_id}")
+        opened = self.live.get(match_id)
+        if opened is not None:  # ``open`` registered it during this read: keep the one LiveMatch
+            return opened
         lm = LiveMatch(Match.from_events(events, self.grace_ms))
         self.live[match_id] = lm
         self._schedule(lm)
@@ -154,8 +157,10 @@ class Hub:
         assert isinstance(opened, Opened)
         await self._append(opened.match, 0, events)
         await self.bus.subscribe(_channel(opened.match), lambda data: self._on_bus(opened.match, data))
-        lm = LiveMatch(Match(opened, self.grace_ms))
-        self.live[opened.match] = lm
+        lm = self.live.get(opened.match)
+        if lm is None:
+            lm = self.live[opened.match] = LiveMatch(Match(opened, self.grace_ms))
+        # else: loaded meanwhile (a rematch's seat resumed at once, a bot's): one LiveMatch, that one
         self._apply(lm, events[1:])
         return lm
 
