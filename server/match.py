@@ -715,7 +715,7 @@ class Match:
         if isinstance(e, Ended):
             return [(ALL, p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at))]
         if isinstance(e, Decided):
-            return [(ALL, self.lobby(e.ev)), (ALL, self.public_result(e.result))]  # status: finished
+            return [(ALL, self.lobby(e.ev)), (ALL, self.public_result(e.result, e.at))]  # status: finished
         if isinstance(e, RematchOpened):
             return [(ALL, p.Rematched(ev=e.ev, match=e.match))]
         return []
@@ -763,13 +763,13 @@ class Match:
         )
 
     @overload
-    def public_result(self, result: p.Result) -> p.Result: ...
+    def public_result(self, result: p.Result, now: int) -> p.Result: ...
     @overload
-    def public_result(self, result: None) -> None: ...
+    def public_result(self, result: None, now: int) -> None: ...
 
-    def public_result(self, result: p.Result | None) -> p.Result | None:
-        """A daily deal's seed stays secret until its day is over: the replay reveals it then."""
-        if result is None or self.daily is None:
+    def public_result(self, result: p.Result | None, now: int) -> p.Result | None:
+        """A daily deal's seed stays secret until its day is over (``now``: when it is sent)."""
+        if result is None or self.daily is None or daily.is_over(self.daily, now):
             return result
         return result.model_copy(update={"seed": None})
 
@@ -794,7 +794,7 @@ class Match:
             ends_at=self.ends_at or None,
             lobby=self.lobby(),
             boards=boards,
-            result=self.public_result(self.result),
+            result=self.public_result(self.result, now),
         )
 
     def snapshot_for_seat(self, seat: int, missed: list[p.Message], now: int) -> p.Resumed:
@@ -809,7 +809,7 @@ class Match:
             lobby=self.lobby(),
             view=self.view(seat),
             opponents=[self.progress(n) for n, s in enumerate(self.seats) if s is not None and n != seat],
-            result=self.public_result(self.result),
+            result=self.public_result(self.result, now),
             missed=missed,  # type: ignore[arg-type]
         )
 

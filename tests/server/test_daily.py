@@ -275,3 +275,23 @@ async def test_one_player_cannot_take_both_seats(app: App) -> None:
     created = await ann.request({"type": "create", "seed": "777"}, "created")
     refused = await other_tab.request({"type": "join", "match": created["match"]}, "error")
     assert refused["code"] == "not_allowed"
+
+
+async def test_a_daily_result_sent_after_its_day_carries_the_seed(
+    make_app: MakeAppT, backend: Backend
+) -> None:
+    midnight = daily.end_ms(DAY)
+    app = await make_app(clock=FakeClock(midnight - 120_000), **backend)
+    ann, _ = await player(app, "Ann")
+    ranked = await play_daily(app, ann, 2)
+    assert ranked["seed"] is None  # its day runs
+    practice = await ann.request({"type": "create", "daily": True, "seats": 1}, "created")
+    await ann.send({"type": "ready"})
+    await ann.expect("countdown")
+    kick(app, practice["match"], COUNTDOWN_MS)
+    await ann.expect("start")
+    app.clock.advance(120_000)  # type: ignore[attr-defined]
+    await ann.send({"type": "finish"})
+    result = await ann.expect("result")
+    board = await ann.request({"type": "leaderboard", "day": DAY}, "leaderboard")
+    assert result["seed"] == board["day"]["seed"] is not None
