@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import get_args
 
 from pydantic import ValidationError
 
@@ -26,7 +27,7 @@ from server import protocol as p
 from . import identity
 from .api import DEFAULT_URL, ClientError, connect, match_code
 from .bots import run_bot
-from .terminal import describe, format_stats, run_terminal
+from .terminal import describe, format_stats, run_terminal, terminal_restored
 
 
 def code_arg(text: str) -> str:
@@ -37,17 +38,33 @@ def code_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+#: The highest deal number the server takes (``protocol.Create.deal``).
+MAX_DEAL = 10**12
+
+
+def deal_arg(text: str) -> int:
+    """A deal number argument: a usage error naming ``--deal`` rather than the server's refusal."""
+    try:
+        deal = int(text)
+    except ValueError:
+        deal = -1
+    if not 0 <= deal <= MAX_DEAL:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a deal number (0 to {MAX_DEAL})")
+    return deal
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m client", description="Devil's Grip race client")
     sub = ap.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="race from this terminal")
     play.add_argument("url", nargs="?", default=DEFAULT_URL)
-    play.add_argument(
+    opponent = play.add_mutually_exclusive_group()  # a joined match's bot is its creator's choice
+    opponent.add_argument(
         "--join", metavar="CODE", type=code_arg, help="join a friend's match instead of creating one"
     )
-    play.add_argument("--bot", choices=("greedy", "lookahead"), help="race a bot the server seats")
-    play.add_argument("--deal", type=int, help="deal number (default: a random deal)")
-    play.add_argument("--variant", default="classic")
+    opponent.add_argument("--bot", choices=("greedy", "lookahead"), help="race a bot the server seats")
+    play.add_argument("--deal", type=deal_arg, help="deal number (default: a random deal)")
+    play.add_argument("--variant", choices=get_args(p.VariantName), default="classic")
     play.add_argument("--name")
     play.add_argument("--no-color", action="store_true")
     watch = sub.add_parser("watch", help="spectate a match")
@@ -108,14 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     color = None if not getattr(args, "no_color", False) else False
     try:
         if args.command == "play":
-            return asyncio.run(
-                run_terminal(
-                    args.url, join=args.join, bot=args.bot, name=args.name, deal=args.deal,
-                    variant=args.variant, color=color, identity_file=args.identity,
-                )
-            )  # fmt: skip
+            with terminal_restored():
+                return asyncio.run(
+                    run_terminal(
+                        args.url, join=args.join, bot=args.bot, name=args.name, deal=args.deal,
+                        variant=args.variant, color=color, identity_file=args.identity,
+                    )
+                )  # fmt: skip
         if args.command == "watch":
-            return asyncio.run(run_terminal(args.url, watch=args.code, color=color))
+            with terminal_restored():
+                return asyncio.run(run_terminal(args.url, watch=args.code, color=color))
         if args.command == "stats":
             return asyncio.run(stats_main(args))
         return asyncio.run(bot_main(args))

@@ -20,7 +20,17 @@ with its original ``seq``: the server acknowledges a repeated ``seq`` again
 (with its original ``ack``) and applies it only once, so no move is lost or
 doubled, and every ``play()`` gets its ``ack``. Until the seat is held again,
 moves and seat commands (``ready``, ``finish``, ...) wait in order: sent on a
-connection without the seat they would only be refused.
+connection without the seat they would only be refused. ``ready``, ``finish``,
+``resign`` and ``rematch`` are kept until the server is seen to apply them (a
+``lobby``, a ``finished``) or refuses them: one written into a line that had
+already died is sent again after the resume unless the ``resumed`` snapshot
+shows it took effect, and the refusal of such a repeat (the game ended
+meanwhile) is not news and not passed on.
+
+A refusal answers the oldest move still on the wire (the server answers a
+connection's frames in order): after one, the moves sent behind it are void
+and their own ``out_of_order`` refusals, still to come, are dropped, so they
+cannot void the moves that take their seqs next.
 
 After ``rematched`` the client takes its seat in the new match with the same
 token (as the protocol says) and numbers moves from 1 again. When the
@@ -56,6 +66,9 @@ RECONNECT_DELAYS_S = (0.05, 0.2, 0.5, 1.0, 2.0, 4.0)
 FINAL_RESUME_ERRORS = (p.ErrorCode.NOT_FOUND, p.ErrorCode.BAD_TOKEN)
 
 M = TypeVar("M", bound=p.Message)
+#: Seat commands kept until they are seen to take effect; a repeat of one is harmless.
+Kept = p.Ready | p.Finish | p.Resign | p.Rematch
+KEPT = (p.Ready, p.Finish, p.Resign, p.Rematch)
 
 
 class ClientError(Exception):
@@ -150,7 +163,14 @@ class Client:
         # The seat: does this connection hold it? Until it does, seat commands wait.
         self._holding = False
         self._sent_seq = 0  # the highest seq sent on this connection
-        self._held: list[p.Message] = []  # seat commands waiting for the seat
+        self._held: list[p.Message] = []  # other seat commands waiting for the seat (``leave``)
+        # Kept commands by type until seen to take effect or refused: a resume sends them again.
+        self._unconfirmed: dict[str, Kept] = {}
+        self._settled: set[str] = set()  # took effect in this match: a repeat is not kept
+        # Kept commands sent on this connection and not yet answered, in order: (type, a resend?).
+        self._awaiting: list[tuple[str, bool]] = []
+        # Seqs of voided moves still on the wire whose refusals are yet to come, in order.
+        self._stale: list[int] = []
 
     # ------------------------------------------------------------ connection
 
@@ -213,27 +233,45 @@ class Client:
         return True
 
     async def _seat_send(self, message: p.Message) -> None:
-        """Send a seat's command now, or keep it until the seat is held again (reconnect, rematch)."""
+        """Send a seat's command now, or keep it until the seat is held again (reconnect, rematch).
+
+        A kept command stays in ``_unconfirmed`` even once written: a socket that
+        is already dead takes the write without complaint, and only the server's
+        answer shows the command arrived.
+        """
         self._check_open()
-        if (self.token is None or self._holding) and await self._send_frame(message):
-            return
-        if not isinstance(message, p.MoveMsg):  # moves wait in ``unacked``, resent by seq
+        kept: Kept | None = None
+        if isinstance(message, KEPT) and self.token is not None and message.type not in self._settled:
+            kept = message
+            self._unconfirmed[kept.type] = kept
+        if self.token is None or self._holding:
+            if kept is not None:
+                self._awaiting.append((kept.type, False))
+            if await self._send_frame(message):
+                return
+        if kept is None and not isinstance(message, p.MoveMsg):  # moves wait in ``unacked``, resent by seq
             self._held.append(message)
 
     async def _flush(self) -> None:
-        """The seat is ours again: send what waited, unacked moves by seq, then held commands."""
+        """The seat is ours again: send unacked moves by seq, then kept commands, then held ones."""
         while True:
             later = [seq for seq in sorted(self.unacked) if seq > self._sent_seq]
+            sent = {kind for kind, _ in self._awaiting}
+            again = [command for kind, command in self._unconfirmed.items() if kind not in sent]
+            held = False
             if later:
                 self._sent_seq = later[0]
                 message: p.Message = p.MoveMsg(seq=later[0], move=self.unacked[later[0]])
+            elif again:
+                message = again[0]
+                self._awaiting.append((again[0].type, True))
             elif self._held:
-                message = self._held.pop(0)
+                message, held = self._held.pop(0), True
             else:
                 self._holding = True
                 return
             if not await self._send_frame(message):
-                if not isinstance(message, p.MoveMsg):
+                if held:
                     self._held.insert(0, message)
                 return
 
@@ -309,11 +347,11 @@ class Client:
         if match is None or token is None:
             raise ClientError("nothing to resume: no match and seat token")
         if (match, token) != (self.match, self.token):
-            self.match, self.token, self.last_ev = match, token, 0
-            self.next_seq, self.unacked, self.view = 1, {}, None
+            self.match, self.token = match, token
+            self._new_match()
         # Until the answer, seat commands wait; then every unacked move goes again (an
         # applied one is answered with its original ack), in seq order, before newer ones.
-        self._holding, self._sent_seq = False, 0
+        self._new_connection()
         reply = await self._request(p.Resume(match=match, token=token, last_ev=self.last_ev), "resumed")
         assert isinstance(reply, p.Resumed)
         if self.match == match:  # else a rematch in ``missed`` moved us on: its resume flushes
@@ -515,8 +553,8 @@ class Client:
             self.player, self.key = msg.player, msg.key
         elif isinstance(msg, p.Seated):
             self.match, self.seat, self.token, self.watching = msg.match, msg.seat, msg.token, False
-            self.last_ev, self.next_seq, self.unacked, self.view = 0, 1, {}, None
-            self._holding, self._sent_seq, self._held = True, 0, []
+            self._new_match()
+            self._holding, self._held = True, []
         elif isinstance(msg, p.Watching):
             self.match, self.seat, self.token, self.watching = msg.match, None, None, True
             self.last_ev = msg.ev
@@ -528,17 +566,64 @@ class Client:
             self.view = msg.view or self.view
         elif isinstance(msg, p.Ack):
             self._on_ack(msg)
-        elif isinstance(msg, p.Rejected):
-            self._on_rejected(msg)
+        elif isinstance(msg, p.Rejected) and not self._on_rejected(msg):
+            return
         elif isinstance(msg, p.Error) and msg.code == p.ErrorCode.TAKEN_OVER:
             self._fatal = "the seat was taken over by another connection"
-        self._answer(msg)
+        self._observe(msg)
+        if not self._answer(msg) and isinstance(msg, p.Error) and not self._on_refused(msg):
+            return
         self._events.put_nowait(msg)
         if isinstance(msg, p.Resumed):
             for missed in msg.missed:
                 self._events.put_nowait(missed)
+                self._observe(missed)
                 if isinstance(missed, p.Rematched):  # it happened while we were away
                     self._on_rematched(missed)
+
+    def _new_match(self) -> None:
+        """A match (first seat, other seat, rematch) starts from nothing: no event, move or command."""
+        self.last_ev, self.next_seq, self.unacked, self.view = 0, 1, {}, None
+        self._unconfirmed, self._settled = {}, set()
+        self._new_connection()
+
+    def _new_connection(self) -> None:
+        """The seat is not held (yet) here: nothing is sent or awaited on this connection."""
+        self._holding, self._sent_seq, self._awaiting, self._stale = False, 0, [], []
+
+    def _observe(self, msg: p.ServerMessage) -> None:
+        """Settle the kept commands this event (or the ``resumed`` snapshot) shows to have taken effect."""
+        if isinstance(msg, p.Resumed):
+            self._observe(msg.lobby)
+        elif isinstance(msg, p.Lobby) and msg.match == self.match:
+            mine = next((s for s in msg.seats if s.seat == self.seat), None)
+            if msg.status != "lobby" or (mine is not None and mine.ready):
+                self._settle("ready")
+            if mine is not None and mine.rematch:
+                self._settle("rematch")
+            if msg.status == "finished":
+                self._settle("finish", "resign")
+        elif isinstance(msg, p.Finished) and msg.seat == self.seat:
+            self._settle("finish", "resign")
+
+    def _settle(self, *kinds: str) -> None:
+        self._settled.update(kinds)
+        for kind in kinds:
+            self._unconfirmed.pop(kind, None)
+        self._awaiting = [(kind, again) for kind, again in self._awaiting if kind not in kinds]
+
+    def _on_refused(self, msg: p.Error) -> bool:
+        """An error no request waits for refuses the oldest kept command sent here; False to drop it.
+
+        Kept commands are refused with ``wrong_phase`` only. The refusal of a resend is
+        dropped: the command was repeated because the line died under it, and what it
+        asked for either happened meanwhile or no longer can (the game ended, the race started).
+        """
+        if msg.code != p.ErrorCode.WRONG_PHASE or not self._awaiting:
+            return True
+        kind, again = self._awaiting.pop(0)
+        self._unconfirmed.pop(kind, None)
+        return not again
 
     def _on_resumed(self, msg: p.Resumed) -> None:
         # Unacked moves up to last_seq were applied; resume() resends them for their acks.
@@ -550,8 +635,8 @@ class Client:
     def _on_rematched(self, msg: p.Rematched) -> None:
         if self.token is None:  # a spectator: the old match stays what it watches
             return
-        self.match, self.last_ev, self.next_seq, self.unacked, self.view = msg.match, 0, 1, {}, None
-        self._holding, self._sent_seq = False, 0
+        self.match = msg.match
+        self._new_match()
         self._follow = asyncio.get_running_loop().create_task(self._follow_rematch())
 
     def _on_ack(self, msg: p.Ack) -> None:
@@ -562,14 +647,28 @@ class Client:
         self.view = msg.view
         self._settle_ack(msg.seq, msg)
 
-    def _on_rejected(self, msg: p.Rejected) -> None:
-        # The server keeps its seq; this and every later unacked move are void.
-        for seq in [s for s in self.unacked if s >= msg.seq]:
+    def _on_rejected(self, msg: p.Rejected) -> bool:
+        """Void the refused move and every later one; False for a refusal about a move void already.
+
+        The refusal answers the oldest move on the wire. The moves sent behind it are
+        refused too (out of order), each before any move sent from now on is answered:
+        those refusals are about these voided moves, not about the next moves that
+        reuse their seqs (voiding those would number a move with a seq already applied).
+        """
+        if self._stale and msg.seq == self._stale[0]:
+            self._stale.pop(0)
+            return False
+        if msg.seq not in self.unacked:  # acknowledged (applied) or voided already
+            return False
+        voided = sorted(s for s in self.unacked if s >= msg.seq)
+        self._stale = [s for s in voided if msg.seq < s <= self._sent_seq]
+        for seq in voided:
             del self.unacked[seq]
             self._settle_ack(seq, MoveRejected(msg))
         self.next_seq = min(self.next_seq, msg.seq)
         self._sent_seq = min(self._sent_seq, msg.seq - 1)
         self.view = msg.view or self.view
+        return True
 
     def _settle_ack(self, seq: int, outcome: p.Ack | MoveRejected) -> None:
         future = self._ack_waiters.pop(seq, None)
@@ -580,17 +679,19 @@ class Client:
         else:
             future.set_result(outcome)
 
-    def _answer(self, msg: p.Message) -> None:
+    def _answer(self, msg: p.Message) -> bool:
+        """Give ``msg`` to the first request it answers; False if it answers none."""
         kind: Any = getattr(msg, "type", None)
         for answers, future in self._waiters:
             if future.done():
                 continue
             if kind in answers:
                 future.set_result(msg)
-                return
+                return True
             if isinstance(msg, p.Error):
                 future.set_exception(ServerError(msg.code, msg.message))
-                return
+                return True
+        return False
 
     def _fail_requests(self, exc: ClientError) -> None:
         for _, future in self._waiters:

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import sys
+import termios
+import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -330,6 +333,8 @@ class Terminal:
             self.redraw()
 
     def on_event(self, msg: p.ServerMessage) -> None:
+        if isinstance(msg, p.Error) and not self.screen.match:
+            return  # a refused create, join or watch: the caller reports it, once
         self.screen.update(msg)
         if isinstance(msg, p.Start):
             self.started.set()
@@ -351,6 +356,12 @@ class Terminal:
                 self.out.write(f"\x1b7\x1b[1;1H\x1b[2K{header}\x1b8")
                 self.out.flush()
 
+    async def run_commands(self, lines: AsyncIterator[str]) -> None:
+        """Run typed lines until ``quit`` or their end."""
+        async for line in lines:
+            if not await self.command(line):
+                return
+
     async def command(self, line: str) -> bool:
         """Run one typed line; False to quit."""
         text = normalize(line)
@@ -358,6 +369,10 @@ class Terminal:
             return True
         if text == "quit":
             return False
+        if self.client.watching and text != "help":
+            self.screen.note = f"{text}: a spectator can only quit"
+            self.redraw()
+            return True
         try:
             await self._run(text)
         except MoveRejected as exc:
@@ -414,19 +429,54 @@ def _completer(term: Terminal) -> Callable[[str, int], str | None]:
 
 
 async def stdin_lines(interactive: bool) -> AsyncIterator[str]:
-    """Lines typed (with readline editing when interactive), read in a thread; ends at EOF."""
+    """Lines typed (with readline editing when interactive); ends at EOF.
+
+    A daemon thread reads, one line when asked for one (so its prompt follows the
+    redraw): a read blocked in a thread of the loop's executor would hold up the
+    exit on Ctrl-C until Enter, since ``asyncio.run`` waits for those threads.
+    """
     loop = asyncio.get_running_loop()
+    wanted: queue.SimpleQueue[None] = queue.SimpleQueue()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def post(line: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody reads any more
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+
+    def read() -> None:
+        while True:
+            wanted.get()
+            try:  # None at the end: input() says so with EOFError, readline() with ""
+                line = input("> ") if interactive else sys.stdin.readline() or None
+            except EOFError:
+                line = None
+            post(line)
+            if line is None:
+                return
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
     while True:
-        try:
-            if interactive:
-                line = await loop.run_in_executor(None, input, "> ")
-            else:
-                line = await loop.run_in_executor(None, sys.stdin.readline)
-                if not line:
-                    return
-        except EOFError:
+        wanted.put(None)
+        line = await lines.get()
+        if line is None:
             return
         yield line
+
+
+@contextlib.contextmanager
+def terminal_restored() -> Iterator[None]:
+    """Leave the terminal's modes as found: an exit in the middle of a readline edit (Ctrl-C) would
+    leave it without echo."""
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):
+        yield
+        return
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 async def run_terminal(
@@ -455,18 +505,24 @@ async def run_terminal(
     term = Terminal(client, out, interactive=interactive, color=color)
     pump = asyncio.create_task(term.pump())
     tasks: list[asyncio.Task[object]] = [pump]
+    typed = lines if lines is not None else stdin_lines(interactive)
     try:
         if watch:
-            await _watch(term, match_code(watch), pump)
+            watching = await client.watch(match_code(watch))
         else:
             await _seat(term, join=join, bot=bot, deal=deal, variant=variant)
-            if interactive:
-                _setup_readline(term)
-                tasks.append(asyncio.create_task(term.tick_clock()))
-            term.redraw()
-            async for line in lines if lines is not None else stdin_lines(interactive):
-                if not await term.command(line):
-                    break
+        if interactive:
+            _setup_readline(term)
+            tasks.append(asyncio.create_task(term.tick_clock()))
+        term.redraw()
+        if not watch:
+            await term.run_commands(typed)
+        elif watching.result is None:  # until the result, the end of the connection, or quit
+            ends = [pump, asyncio.create_task(term.decided.wait())]
+            if interactive:  # a spectator's only command is quit; a script's stdin is not read
+                ends.append(asyncio.create_task(term.run_commands(typed)))
+            tasks += ends[1:]
+            await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
         return 1 if term.screen.lost else 0
     except ClientError as exc:
         print(f"error: {describe(exc)}", file=sys.stderr)
@@ -476,17 +532,6 @@ async def run_terminal(
             task.cancel()
         await client.close()
         await asyncio.wait([pump])
-
-
-async def _watch(term: Terminal, code: str, pump: asyncio.Task[None]) -> None:
-    """Spectate until the result (at once if the match is decided) or the connection ends."""
-    watching = await term.client.watch(code)
-    if watching.result is None:
-        decided = asyncio.create_task(term.decided.wait())
-        try:
-            await asyncio.wait([pump, decided], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            decided.cancel()
 
 
 async def _seat(

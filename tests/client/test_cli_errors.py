@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import sys
 import threading
@@ -17,6 +18,7 @@ from websockets.sync.server import serve as sync_serve
 import client.api
 from client import ConnectionLost, connect
 from client.__main__ import main, parse_args
+from client.terminal import run_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,3 +80,27 @@ def test_match_codes_are_upper_cased_and_checked(capsys: pytest.CaptureFixture[s
         main(["watch", "ws://h", "ABC"])
     assert info.value.code == 2
     assert "'ABC' is not a match code" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["play", "--variant", "klondike"], "--variant"),
+        (["play", "--deal", "-5"], "--deal"),
+        (["play", "--deal", "x"], "--deal"),
+        (["play", "--join", "34679ACD", "--bot", "greedy"], "not allowed with argument"),
+    ],
+)
+def test_a_bad_play_option_is_named(argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        parse_args(argv)
+    assert info.value.code == 2
+    assert named in capsys.readouterr().err
+
+
+async def test_joining_an_unknown_match_says_so_once(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    out = io.StringIO()
+    assert await run_terminal(url, join="34679ACD", out=out, interactive=False, color=False) == 1
+    err = capsys.readouterr().err
+    assert "error: not_found" in err
+    assert "not_found" not in out.getvalue()

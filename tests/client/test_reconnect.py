@@ -14,7 +14,7 @@ from client.bots import run_bot
 from server import protocol as p
 from server.engine import Game
 from server.engine.view_players import greedy_view
-from tests.client.netkit import Proxy
+from tests.client.netkit import Proxy, wait_until
 from tests.client.seats import finish_both, racing, seated_pair
 
 
@@ -209,3 +209,90 @@ async def test_http_url_is_the_websocket(url: str) -> None:
     c = await connect(url.replace("ws://", "http://"))
     assert c.url == url and c.player is not None
     await c.close()
+
+
+async def until_rematch_is_asked(a: Client, b: Client) -> None:
+    """Both finish, Bob asks for a rematch: Ann's ``rematch`` is the one that opens it."""
+    await a.finish()
+    await b.finish()
+    await a.next_event(p.Result)
+    await b.next_event(p.Result)
+    await b.rematch()
+
+
+@pytest.mark.parametrize("command", ["ready", "finish", "resign", "rematch"])
+async def test_a_command_written_into_a_dead_line_is_sent_again(url: str, proxy: Proxy, command: str) -> None:
+    if command == "ready":
+        a, b = await seated_pair(url, a_url=proxy.url)
+        await b.ready()
+    else:
+        a, b = await racing(url, a_url=proxy.url)
+        if command == "rematch":
+            await until_rematch_is_asked(a, b)
+        else:
+            await b.finish()
+    proxy.cut()  # the line is dead, but Ann's reader has not noticed yet: the write goes through
+    await getattr(a, command)()
+    outcome = {"ready": p.Start, "rematch": p.Rematched}.get(command, p.Result)
+    seen = await b.next_event(outcome)
+    if isinstance(seen, p.Result):
+        assert seen.seats[0].reason == command
+    await a.next_event(outcome)
+    assert a.reconnects == 1 and not a._unconfirmed
+    await a.close()
+    await b.close()
+
+
+async def test_a_command_that_took_effect_before_the_drop_is_not_sent_again(url: str, proxy: Proxy) -> None:
+    a, b = await racing(url, a_url=proxy.url)
+    sent: list[str] = []
+    real_send = a._send_frame
+
+    async def send_frame(message: p.Message) -> bool:
+        sent.append(getattr(message, "type", ""))
+        return await real_send(message)
+
+    a._send_frame = send_frame  # type: ignore[method-assign]
+    proxy.stall()  # the server applies the finish; its ``finished`` never reaches Ann on this line
+    await a.finish()
+    await b.next_event(p.Finished)
+    proxy.cut()
+    proxy.flow()
+    resumed = await a.next_event(p.Resumed)
+    assert any(isinstance(m, p.Finished) and m.seat == 0 for m in resumed.missed)
+    await b.finish()
+    await a.next_event(p.Result)
+    assert sent.count("finish") == 1 and not a._unconfirmed
+    await a.close()
+    await b.close()
+
+
+async def test_a_late_refusal_does_not_void_the_move_that_reuses_its_seq(url: str) -> None:
+    a, b = await racing(url, deal=1)
+    receive = a._receive
+    late: list[p.ServerMessage] = []  # what arrives after the first refusal, held as a slow line would
+
+    def slow_after_refusal(msg: p.ServerMessage) -> None:
+        if late or (isinstance(msg, p.Rejected) and msg.seq == 2):
+            late.append(msg)
+        else:
+            receive(msg)
+
+    a._receive = slow_after_refusal  # type: ignore[method-assign]
+    bad, behind = asyncio.create_task(a.play("ZZ")), asyncio.create_task(a.play("T"))
+    for task in (bad, behind):  # the refusal of seq 1 voids seq 2 as well
+        with pytest.raises(client.api.MoveRejected):
+            await task
+    assert a.next_seq == 1
+    again = [asyncio.create_task(a.play("T")) for _ in range(2)]  # typed before seq 2's refusal came
+    await wait_until(lambda: any(isinstance(m, p.Ack) and m.seq == 2 for m in late), what="the new acks")
+    a._receive = receive  # type: ignore[method-assign]
+    for msg in late:  # in the order the server sent them: the stale refusal of the old seq 2 first
+        receive(msg)
+    acks = [await task for task in again]
+    assert [ack.seq for ack in acks] == [1, 2] and a.next_seq == 3 and not a.unacked
+    assert a.view is not None
+    other = next(m for m in a.view.legal if m != "T")
+    ack = await a.play(other)
+    assert (ack.seq, ack.move, ack.view.moves) == (3, other, 3)
+    assert (await finish_both(a, b)).seats[0].moves == ["T", "T", other]

@@ -180,3 +180,20 @@ async def test_spectator_and_resumed_clocks_run_from_the_snapshot(url: str) -> N
     assert "clock 04:00" in render_screen(racer, Style(False), now_ms=start.started_at + 60_000)
     for c in (again, b, w):
         await c.close()
+
+
+async def test_a_spectator_s_clock_ticks_and_quit_leaves(url: str) -> None:
+    a = await connect(url, name="Ann")
+    seated = await a.create(deal=1, bot="greedy")
+    await a.ready()
+    await a.next_event(p.Start)
+    out, typed = io.StringIO(), asyncio.Queue[str]()
+    watch = asyncio.create_task(
+        run_terminal(url, watch=seated.match, lines=lines_from(typed), out=out, interactive=True, color=False)
+    )
+    await wait_until(lambda: f"{HEADER_REDRAW}Devil's Grip race  match {seated.match}" in out.getvalue(), 5)
+    typed.put_nowait("T")
+    await wait_until(lambda: "T: a spectator can only quit" in out.getvalue(), what="a move refused")
+    typed.put_nowait("quit")  # long before the result
+    assert await asyncio.wait_for(watch, 10) == 0
+    await a.close()
