@@ -38,18 +38,14 @@ def code_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-#: The highest deal number the server takes (``protocol.Create.deal``).
-MAX_DEAL = 10**12
-
-
 def deal_arg(text: str) -> int:
     """A deal number argument: a usage error naming ``--deal`` rather than the server's refusal."""
     try:
         deal = int(text)
     except ValueError:
         deal = -1
-    if not 0 <= deal <= MAX_DEAL:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a deal number (0 to {MAX_DEAL})")
+    if not 0 <= deal <= p.MAX_DEAL:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a deal number (0 to {p.MAX_DEAL})")
     return deal
 
 

@@ -77,6 +77,10 @@ class Hello(Message):
     key: str | None = Field(default=None, max_length=128)
 
 
+#: The highest deal number a ``create`` may ask for.
+MAX_DEAL = 10**12
+
+
 class Create(Message):
     """Open a match; ``seed`` or ``deal`` (a deal number) fixes the deal."""
 
@@ -84,7 +88,7 @@ class Create(Message):
     variant: VariantName = "classic"
     seats: Literal[1, 2] = 2
     seed: str | None = Field(default=None, min_length=1, max_length=64)
-    deal: int | None = Field(default=None, ge=0, le=10**12)
+    deal: int | None = Field(default=None, ge=0, le=MAX_DEAL)
     time_limit_s: int = Field(default=600, ge=30, le=3600)
     name: Name | None = None
     bot: Literal["greedy", "lookahead"] | None = None  # "race a bot": the server seats one
