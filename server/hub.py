@@ -25,6 +25,7 @@ from .match import (
     DEFAULT_GRACE_MS,
     Audience,
     Connected,
+    Disconnected,
     Duplicate,
     Event,
     Match,
@@ -318,8 +319,22 @@ class Hub:
                 self._on_event(e)
             if isinstance(e, Connected):
                 self._take_over(lm, e)
+            elif isinstance(e, Disconnected) and (peer := lm.seats.get(e.seat)) and peer.id == e.conn:
+                self._spawn(self._still_here(lm, e.seat, e.conn))
             self._fan_out(lm, e)
         self._schedule(lm)
+
+    async def _still_here(self, lm: LiveMatch, seat: int, conn: str) -> None:
+        """A connection recorded as dropped while it is attached here is connected again.
+
+        Another process records the drop when this one's heartbeat runs out;
+        if this process was only stalled, its player would otherwise be
+        abandoned after the grace period while playing on.
+        """
+        try:
+            await self.execute(lm, lambda m: m.decide_connect(seat, conn, self.clock()))
+        except MatchError:
+            log.warning("could not record %s as connected again to %s", conn, lm.match.id)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
         for audience, message in lm.match.render(e, lambda a: _present(lm, a)):
