@@ -464,10 +464,7 @@ class App:
             return
         seat = self.hub.detach(lm, conn)
         if seat is not None:
-            try:
-                await self.hub.execute(lm, lambda m: m.decide_disconnect(seat, conn.id, self.clock()))
-            except MatchError:
-                log.info("could not record the disconnect of %s seat %s", lm.match.id, seat)
+            await self.hub.record_connection(lm, seat, conn.id, connected=False)
 
     async def _take_seat(self, conn: Connection, lm: LiveMatch, seat: int) -> None:
         if conn.live is not lm or conn.seat != seat:

@@ -320,21 +320,11 @@ class Hub:
             if isinstance(e, Connected):
                 self._take_over(lm, e)
             elif isinstance(e, Disconnected) and (peer := lm.seats.get(e.seat)) and peer.id == e.conn:
-                self._spawn(self._still_here(lm, e.seat, e.conn))
+                # Recorded as gone while attached here: another process took this one for dead
+                # (its heartbeat lapsed in a stall). Left so, the player would be abandoned mid-play.
+                self._spawn(self.record_connection(lm, e.seat, e.conn, connected=True))
             self._fan_out(lm, e)
         self._schedule(lm)
-
-    async def _still_here(self, lm: LiveMatch, seat: int, conn: str) -> None:
-        """A connection recorded as dropped while it is attached here is connected again.
-
-        Another process records the drop when this one's heartbeat runs out;
-        if this process was only stalled, its player would otherwise be
-        abandoned after the grace period while playing on.
-        """
-        try:
-            await self.execute(lm, lambda m: m.decide_connect(seat, conn, self.clock()))
-        except MatchError:
-            log.warning("could not record %s as connected again to %s", conn, lm.match.id)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
         for audience, message in lm.match.render(e, lambda a: _present(lm, a)):
@@ -413,13 +403,21 @@ class Hub:
         alive = await self.store.alive({instance_of(conn) for _, _, conn in held})
         for lm, n, conn in held:
             if instance_of(conn) not in alive and self.live.get(lm.match.id) is lm:
-                await self._record_drop(lm, n, conn)
+                await self.record_connection(lm, n, conn, connected=False)
 
-    async def _record_drop(self, lm: LiveMatch, seat: int, conn: str) -> None:
+    async def record_connection(self, lm: LiveMatch, seat: int, conn: str, *, connected: bool) -> None:
+        """Record a seat's connection as started or ended; if that fails, say so and go on.
+
+        Callers are letting go of a connection or correcting the record of one:
+        nobody waits on the answer, and the next connection event sets it right.
+        """
+        decide = Match.decide_connect if connected else Match.decide_disconnect
         try:
-            await self.execute(lm, lambda m: m.decide_disconnect(seat, conn, self.clock()))
+            await self.execute(lm, lambda m: decide(m, seat, conn, self.clock()))
         except MatchError:
-            log.warning("could not record the end of %s's seat %s of %s", conn, seat, lm.match.id)
+            log.warning(
+                "could not record %s as %s to %s", conn, "connected" if connected else "gone", lm.match.id
+            )
 
     def sweep(self) -> list[str]:
         """Drop expired matches from memory, telling whoever still watches; return their ids.

@@ -299,6 +299,10 @@ class Match:
         day_end = self._ranked_daily_end()
         return end if day_end is None else max(start, min(end, day_end))
 
+    def _seats_player(self, player: str | None) -> bool:
+        """Whether the identity ``player`` (None: one that said no hello) holds a seat here."""
+        return player is not None and any(s is not None and s.player == player for s in self.seats)
+
     def check_watcher(self, player: str | None, seat: int | None) -> None:
         """Refuse a racer who asks to watch their own race before its result.
 
@@ -309,7 +313,7 @@ class Match:
         """
         if self.status == "finished" or len(self.seats) < 2:
             return
-        if seat is not None or (player is not None and any(s and s.player == player for s in self.seats)):
+        if seat is not None or self._seats_player(player):
             raise MatchError(
                 p.ErrorCode.NOT_ALLOWED, "you race in this match: racers see only each other's progress"
             )
@@ -401,7 +405,7 @@ class Match:
     def decide_join(self, name: str, token: str, player: str | None, now: int) -> list[Event]:
         if self.status != "lobby":
             raise MatchError(p.ErrorCode.WRONG_PHASE, "this match has already started")
-        if player is not None and any(s is not None and s.player == player for s in self.seats):
+        if self._seats_player(player):
             raise MatchError(p.ErrorCode.NOT_ALLOWED, "you already hold a seat in this match: resume it")
         free = [n for n, s in enumerate(self.seats) if s is None]
         if not free:
