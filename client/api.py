@@ -68,7 +68,6 @@ FINAL_RESUME_ERRORS = (p.ErrorCode.NOT_FOUND, p.ErrorCode.BAD_TOKEN)
 M = TypeVar("M", bound=p.Message)
 #: Seat commands kept until they are seen to take effect; a repeat of one is harmless.
 Kept = p.Ready | p.Finish | p.Resign | p.Rematch
-KEPT = (p.Ready, p.Finish, p.Resign, p.Rematch)
 
 
 class ClientError(Exception):
@@ -241,7 +240,7 @@ class Client:
         """
         self._check_open()
         kept: Kept | None = None
-        if isinstance(message, KEPT) and self.token is not None and message.type not in self._settled:
+        if isinstance(message, Kept) and self.token is not None and message.type not in self._settled:
             kept = message
             self._unconfirmed[kept.type] = kept
         if self.token is None or self._holding:

@@ -21,7 +21,6 @@ import queue
 import sys
 import termios
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,10 +96,6 @@ def render_board(view: p.View, style: Style, title: str = "") -> list[str]:
         lines.append("Stock order: " + " ".join(view.stock))
     lines.append(f"Leftover {style(str(view.leftover), 1)}  on grid {view.on_grid}  complete {view.complete}")
     return lines
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def describe(exc: BaseException) -> str:
@@ -203,7 +198,7 @@ class Screen:
             return
         self.result = result
         if self.stopped_at is None:
-            self.stopped_at = result.decided_at or now_ms()
+            self.stopped_at = result.decided_at or p.now_ms()
 
 
 def _seat_name(screen: Screen, seat: int) -> str:
@@ -253,7 +248,7 @@ def opponents(screen: Screen) -> list[int]:
 
 def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> str:
     """The whole screen as text (no cursor movement): header, boards, progress, notes."""
-    now = int(time.time() * 1000) if now_ms is None else now_ms
+    now = p.now_ms() if now_ms is None else now_ms
     status = screen.lobby.status if screen.lobby else "connecting"
     lines = [header_line(screen, style, now)]
     if screen.lobby and status == "lobby":
@@ -327,7 +322,7 @@ class Terminal:
             async for msg in self.client.events():
                 self.on_event(msg)
         except ConnectionLost as exc:
-            self.screen.connection_lost(describe(exc), now_ms())
+            self.screen.connection_lost(describe(exc), p.now_ms())
             for event in (self.started, self.decided, self.rematched):
                 event.set()  # a script waiting for one goes on, to fail on its next line
             self.redraw()
@@ -352,7 +347,7 @@ class Terminal:
         while True:
             await asyncio.sleep(1)
             if self.screen.clock_running():
-                header = header_line(self.screen, self.style, now_ms())
+                header = header_line(self.screen, self.style, p.now_ms())
                 self.out.write(f"\x1b7\x1b[1;1H\x1b[2K{header}\x1b8")
                 self.out.flush()
 

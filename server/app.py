@@ -39,8 +39,9 @@ from . import daily, stats
 from . import protocol as p
 from .bus import Bus, open_bus
 from .engine import Game
-from .hub import Hub, LiveMatch, connection_id, new_code, new_token, now_ms
+from .hub import Hub, LiveMatch, connection_id, new_code, new_token
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
+from .protocol import now_ms
 from .replay import replay_json, verified_result
 from .solving import Solving
 from .store import BoardRow, Conflict, PlayerRecord, Store, StoreUnavailable, open_store

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -37,6 +36,7 @@ from .match import (
     encode_events,
     receives,
 )
+from .protocol import now_ms
 from .store import Conflict, Store, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -49,10 +49,6 @@ FINISHED_TTL_MS = 10 * 60_000
 UNLOAD_DECIDED_AFTER_MS = 60_000
 APPEND_ATTEMPTS = 8
 SETTLE_AGAIN_S = 3.0  # a write a frozen Redis had queued can land after the first look: look again
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def new_code() -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -75,6 +76,11 @@ class Hello(Message):
     name: Name | None = None
     player: str | None = Field(default=None, max_length=64)
     key: str | None = Field(default=None, max_length=128)
+
+
+def now_ms() -> int:
+    """The clock of every time in the protocol: milliseconds since the Unix epoch."""
+    return time.time_ns() // 1_000_000
 
 
 #: The highest deal number a ``create`` may ask for.

@@ -21,7 +21,7 @@ import pytest
 
 from server.app import App, Settings
 from server.bus import open_bus
-from server.hub import now_ms
+from server.protocol import now_ms
 from server.store import open_store
 
 IN_CI = os.environ.get("CI") == "true"

@@ -17,6 +17,12 @@ from tests.client.netkit import Proxy, lines_from, wait_until
 HEADER_REDRAW = "\x1b7\x1b[1;1H\x1b[2K"
 
 
+async def quit_terminal(term: asyncio.Task[int], typed: asyncio.Queue[str]) -> int:
+    """Type ``quit``; the terminal client's exit code."""
+    typed.put_nowait("quit")
+    return await asyncio.wait_for(term, 10)
+
+
 def start_terminal(
     url: str, out: io.StringIO, typed: asyncio.Queue[str], *, interactive: bool, bot: str | None = None
 ) -> asyncio.Task[int]:
@@ -58,8 +64,7 @@ async def test_interactive_input_never_waits_for_the_server(url: str) -> None:
     assert "Result" not in out.getvalue()
     await bob.finish()
     await wait_until(lambda: "Result" in out.getvalue(), what="the result")
-    typed.put_nowait("quit")
-    assert await asyncio.wait_for(term, 10) == 0
+    assert await quit_terminal(term, typed) == 0
     await bob.close()
 
 
@@ -77,8 +82,7 @@ async def test_a_move_left_unanswered_says_so(
     await wait_until(lambda: "T: " in out.getvalue(), what="the move's outcome")
     assert re.search(r"T: no answer to move 1 \(T\) within 0.3 s", out.getvalue())
     proxy.flow()
-    typed.put_nowait("quit")
-    assert await asyncio.wait_for(term, 10) == 0
+    assert await quit_terminal(term, typed) == 0
 
 
 async def test_a_script_plays_through_a_rematch(url: str) -> None:
@@ -100,8 +104,7 @@ async def test_a_script_plays_through_a_rematch(url: str) -> None:
     assert progress.seat == 0 and progress.moves == 1
     await wait_until(lambda: out.getvalue().count("played T") >= 2, what="Ann's T in the rematch")
     assert f"match {new.match}  [playing]" in out.getvalue()
-    typed.put_nowait("quit")
-    assert await asyncio.wait_for(term, 10) == 0
+    assert await quit_terminal(term, typed) == 0
     await bob.close()
 
 
@@ -120,8 +123,7 @@ async def test_a_lost_server_is_reported_and_stops_the_clock(
     mark = len(out.getvalue())
     typed.put_nowait("T")
     await wait_until(lambda: "T: could not reconnect" in out.getvalue()[mark:], what="T refused at once")
-    typed.put_nowait("quit")
-    assert await asyncio.wait_for(term, 10) == 1
+    assert await quit_terminal(term, typed) == 1
 
 
 def lobby(status: str) -> p.Lobby:
@@ -194,6 +196,5 @@ async def test_a_spectator_s_clock_ticks_and_quit_leaves(url: str) -> None:
     await wait_until(lambda: f"{HEADER_REDRAW}Devil's Grip race  match {seated.match}" in out.getvalue(), 5)
     typed.put_nowait("T")
     await wait_until(lambda: "T: a spectator can only quit" in out.getvalue(), what="a move refused")
-    typed.put_nowait("quit")  # long before the result
-    assert await asyncio.wait_for(watch, 10) == 0
+    assert await quit_terminal(watch, typed) == 0  # long before the result
     await a.close()

@@ -9,7 +9,7 @@ import pytest
 from wsclient import WsClient
 
 from server import daily
-from server.hub import now_ms
+from server.protocol import now_ms
 from tests.processes import ServerProcess
 
 

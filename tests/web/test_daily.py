@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from server.app import App, Settings
 from server.bus import open_bus
-from server.hub import now_ms
+from server.protocol import now_ms
 from server.store import open_store
 
 from .helpers import BOARD, finish, join, turn
