@@ -172,8 +172,7 @@ function route() {
 // ------------------------------------------------------------------ seats in the tab's storage
 
 function saveSeat(code, token, seat, extra = {}) {
-  // extra: {daily, ranked} for a daily game, {bot} for a race against a bot, that this page created
-  // (the lobby does not say)
+  // extra: {bot} for a race against a bot that this page created (the lobby does not say)
   sessionStorage.setItem(`grip:seat:${code}`, JSON.stringify({ token, seat, ...extra }));
 }
 
@@ -571,8 +570,6 @@ function matchScreen(code) {
     Object.assign(st, {
       token: saved.token,
       seat: saved.seat,
-      daily: saved.daily || null,
-      ranked: Boolean(saved.ranked),
       bot: saved.bot || null,
     });
   }
@@ -621,8 +618,8 @@ function matchScreen(code) {
       top,
       el("span", { class: "tag" }, el("span", { i18n: "code" }), ": ", el("strong", { class: "code", text: code })),
       lb ? el("span", { class: "tag", i18n: `v_${lb.variant.replace("-", "_")}` }) : null,
-      st.daily ? el("span", { class: "tag daily-tag", i18n: st.ranked ? "daily_ranked_tag" : "daily_practice_tag" }) : null,
-      lb && lb.solo && !st.ranked ? el("span", { class: "tag", i18n: "solo_game" }) : null,
+      lb && lb.daily ? el("span", { class: "tag daily-tag", i18n: lb.ranked ? "daily_ranked_tag" : "daily_practice_tag" }) : null,
+      lb && lb.solo && !lb.ranked ? el("span", { class: "tag", i18n: "solo_game" }) : null,
       clock.node,
     );
   }
@@ -746,7 +743,7 @@ function matchScreen(code) {
     }
     const actions = el("div", { class: "actions" });
     if (!st.result && !myEnded() && lb.status === "playing") {
-      if (lb.solo && !st.ranked) {
+      if (lb.solo && !lb.ranked) {
         actions.append(
           el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => net.send({ type: "hint" }) }),
           el("button", { class: "btn", type: "button", id: "undo", i18n: "undo", onclick: () => net.send({ type: "undo" }) }),
@@ -829,7 +826,6 @@ function matchScreen(code) {
     switch (msg.type) {
       case "lobby": {
         st.lobby = msg;
-        if (msg.daily) Object.assign(st, { daily: msg.daily, ranked: msg.ranked }); // also for a friend who joined
         if (msg.solo && msg.status === "lobby" && !replay) autoReady(msg);
         break;
       }

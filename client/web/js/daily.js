@@ -318,7 +318,7 @@ export function dailyScreen(app, ctx, day = null) {
           draw();
           return true;
         case "created":
-          saveSeat(msg.match, msg.token, msg.seat, { daily: st.pending ? st.pending.day : true, ranked: st.pending ? st.pending.ranked : false });
+          saveSeat(msg.match, msg.token, msg.seat);
           navigate(`/m/${msg.match}`);
           return true;
         case "error":
