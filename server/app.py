@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -81,8 +82,16 @@ class Settings:
 
 
 def clean_name(raw: str | None, fallback: str = "Player") -> str:
-    """A display name with no markup or control characters, at most 24 characters."""
-    text = re.sub(r"[<>&\"'`\x00-\x1f\x7f]", "", raw or "")
+    """A display name with no markup and no invisible characters, at most 24 characters.
+
+    Unicode's "other" categories go along with the controls: bidi overrides
+    would let a name read backwards across a leaderboard line, zero-width
+    and soft-hyphen characters make a name that shows as nothing or as
+    someone else's (emoji joined by a zero-width joiner fall apart: a small
+    price).
+    """
+    text = unicodedata.normalize("NFC", raw or "")
+    text = "".join(ch for ch in text if ch not in "<>&\"'`" and unicodedata.category(ch)[0] != "C")
     text = " ".join(text.split())[:24]
     return text or fallback
 
@@ -552,20 +561,15 @@ class App:
                 p.ErrorCode.NOT_ALLOWED, "the daily challenge is classic, against a person or alone"
             )
         used = await self.store.daily_attempt(day, conn.player.id)
-        if msg.ranked is False:
-            if used is None:
-                raise MatchError(
-                    p.ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after"
-                )
-            return False
-        if used is not None:
-            if msg.ranked:
-                raise MatchError(
-                    p.ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow"
-                )
-            return False
-        await self._claim_daily(day, conn.player.id, code)
-        return True
+        if used is None and msg.ranked is not False:
+            await self._claim_daily(day, conn.player.id, code)
+            return True
+        if used is not None and msg.ranked:
+            raise MatchError(
+                p.ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow"
+            )
+        await self._check_attempt_behind(day, conn.player.id)
+        return False
 
     async def _daily_join(self, conn: Connection, m: Match) -> None:
         """A seat in a daily race: ranked, it takes the joiner's attempt; unranked, it comes after it.
@@ -578,12 +582,31 @@ class App:
         if conn.player is None:
             raise MatchError(p.ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
         if not m.ranked:
-            if await self.store.daily_attempt(m.daily, conn.player.id) is None:
-                raise MatchError(
-                    p.ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after"
-                )
+            await self._check_attempt_behind(m.daily, conn.player.id)
         elif m.status == "lobby" and any(s is None for s in m.seats):
             await self._claim_daily(m.daily, conn.player.id, m.id)
+
+    async def _check_attempt_behind(self, day: str, player: str) -> None:
+        """Refuse unranked play of the day's deal until the player's ranked attempt is over.
+
+        Claiming the attempt is not enough: its lobby may wait half an hour
+        and its game run for the time limit, and a practice game (hints,
+        undo) beside it would rehearse the very deal it is played on.
+        """
+        code = await self.store.daily_attempt(day, player)
+        if code is None:
+            raise MatchError(p.ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after")
+        try:
+            over = (await self.hub.get(code)).match.done_for(player)
+        except MatchError as exc:
+            if exc.code is not p.ErrorCode.NOT_FOUND:
+                raise
+            over = True  # expired: a lobby nobody started, or a result long decided
+        if not over:
+            raise MatchError(
+                p.ErrorCode.NOT_ALLOWED,
+                f"finish your ranked attempt (match {code}) first; practice comes after",
+            )
 
     async def _claim_daily(self, day: str, player: str, code: str) -> None:
         if await self.store.claim_daily(day, player, code) != code:

@@ -219,6 +219,7 @@ class SeatState:
     seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
     seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
     last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
+    undos_after: dict[int, int] = field(default_factory=dict)  # practice: seq -> undos made before the next
     ended: Ended | None = None
     rematch: bool = False
 
@@ -302,6 +303,15 @@ class Match:
     def _seats_player(self, player: str | None) -> bool:
         """Whether the identity ``player`` (None: one that said no hello) holds a seat here."""
         return player is not None and any(s is not None and s.player == player for s in self.seats)
+
+    def done_for(self, player: str) -> bool:
+        """Whether nothing here can change ``player``'s score any more: decided, or their game ended.
+
+        While they are not seated (they left the lobby) it is not: they may take a seat again.
+        """
+        if self.status == "finished":
+            return True
+        return any(s is not None and s.player == player and s.ended is not None for s in self.seats)
 
     def check_watcher(self, player: str | None, seat: int | None) -> None:
         """Refuse a racer who asks to watch their own race before its result.
@@ -624,6 +634,8 @@ class Match:
             mover.seq_evs.append(e.ev)
         elif isinstance(e, Undone):
             self._game(e.seat).undo()
+            undoer = self.seat(e.seat)
+            undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
         elif isinstance(e, Ended):
             self.seat(e.seat).ended = e
         elif isinstance(e, Decided):
@@ -752,11 +764,13 @@ class Match:
         return out
 
     def _ack_for(self, seat: int, seq: int) -> p.Ack:
-        """The ack of an applied seq, rebuilt by replaying that seat's moves up to it."""
+        """The ack of an applied seq, rebuilt by replaying that seat's moves (and undos) up to it."""
         s = self.seat(seat)
         game = Game.new(self.seed, self.variant)
         recorded: list[Move] = []
-        for text in s.seq_moves[:seq]:
+        for n, text in enumerate(s.seq_moves[:seq], 1):
+            for _ in range(s.undos_after.get(n - 1, 0)):
+                game.undo()
             recorded = game.play(text)
         return p.Ack(
             seq=seq,

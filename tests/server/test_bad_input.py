@@ -216,3 +216,18 @@ async def test_same_origin_only_by_default(app: App) -> None:
     assert exc.value.response.status_code == 403
     ok = await WsClient.connect(url, origin=f"http://127.0.0.1:{app.port}")
     await ok.request({"type": "hello"}, "welcome")
+
+
+@pytest.mark.parametrize(
+    ("sent", "shown"),
+    [
+        ("<b>Ann</b>", "bAnn/b"),
+        ("Ann\u202egnirts", "Anngnirts"),  # a right-to-left override would show it reversed
+        ("\u200b", "Player"),  # zero-width: a name that shows as nothing
+        ("Bo\u00adb \u2066x\u2069", "Bob x"),  # soft hyphen, bidi isolates
+        ("  Zoë  ", "Zoë"),
+    ],
+)
+async def test_names_lose_markup_and_invisible_characters(app: App, sent: str, shown: str) -> None:
+    c = await client(app)
+    assert (await c.request({"type": "hello", "name": sent}, "welcome"))["name"] == shown

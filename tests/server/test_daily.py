@@ -267,6 +267,32 @@ async def test_the_days_deal_is_not_shown_before_ones_ranked_attempt(app: App) -
     await cid.request({"type": "join", "match": race["match"]}, "joined")
 
 
+async def test_no_practice_of_the_days_deal_while_the_ranked_attempt_is_still_to_play(app: App) -> None:
+    """Claiming the attempt is not playing it: its lobby may wait, its game run, for a long time."""
+    ann, me = await player(app, "Ann")
+    attempt = await ann.request({"type": "create", "daily": True, "seats": 2}, "created")  # claimed, unplayed
+    other_tab = await client(app)
+    await other_tab.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
+    for create in ({"ranked": False}, {}):
+        refused = await other_tab.request({"type": "create", "daily": True, "seats": 1, **create}, "error")
+        assert refused["code"] == "not_allowed" and attempt["match"] in refused["message"]
+    bob, _ = await player(app, "Bob")
+    await play_daily(app, bob, 2)
+    race = await bob.request({"type": "create", "daily": True, "seats": 2}, "created")  # unranked
+    refused = await other_tab.request({"type": "join", "match": race["match"]}, "error")
+    assert refused["code"] == "not_allowed" and attempt["match"] in refused["message"]
+    # her game over (she leaves in the countdown: that resigns), the deal is hers to practise and to race
+    cid, _ = await player(app, "Cid")
+    await cid.request({"type": "join", "match": attempt["match"]}, "joined")
+    for c in (ann, cid):
+        await c.send({"type": "ready"})
+    await cid.expect("countdown")
+    await ann.send({"type": "leave"})
+    await cid.expect("finished", seat=0)
+    await other_tab.request({"type": "create", "daily": True, "seats": 1}, "created")
+    await other_tab.request({"type": "join", "match": race["match"]}, "joined")
+
+
 async def test_one_player_cannot_take_both_seats(app: App) -> None:
     """Two tabs share one identity: the second is told to resume, not given the other seat."""
     ann, me = await player(app, "Ann")

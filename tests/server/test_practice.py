@@ -26,6 +26,12 @@ async def test_hint_is_a_legal_move_and_undo_takes_a_play_back(make_app: MakeApp
     assert undone["ev"] == ack["ev"] + 1  # it is an event too: the stream of evs has no gap
     again = await c.request({"type": "move", "seq": 2, "move": hint["move"]}, "ack")
     assert again["ev"] == undone["ev"] + 1
+    # a resend after undos gets the very ack it was given (the undone seq 1 was not in seq 2's game)
+    third = await c.request({"type": "move", "seq": 3, "move": "T"}, "ack")
+    await c.request({"type": "undo"}, "undone")
+    await c.request({"type": "undo"}, "undone")
+    for ack in (again, third):
+        assert await c.request({"type": "move", "seq": ack["seq"], "move": "T"}, "ack") == ack
 
 
 async def test_no_hints_or_undo_in_a_race(make_app: MakeAppT) -> None:

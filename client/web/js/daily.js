@@ -328,7 +328,8 @@ export function dailyScreen(app, ctx, day = null) {
             draw();
             return true;
           }
-          toast(errorText(msg.code));
+          // not_allowed here: a practice game asked for while the ranked attempt is still to be played out
+          toast(errorText(msg.code === "not_allowed" ? "practice_not_yet" : msg.code));
           if (msg.code === "already_played") net.send({ type: "daily" });
           draw();
           return true;
