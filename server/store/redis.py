@@ -11,6 +11,9 @@ share a slot and the append script stays single-slot):
 - ``grip:result:{ID}``: the result JSON; ``grip:results`` zset indexes them.
 - ``grip:player:<id>`` hash: key hash, name, created.
 
+A match's keys expire: a day after they are made while it is undecided (a
+lobby nobody started must not stay for good), a week after its decision.
+
 One Lua script appends a batch: it checks the log ends at ``expected_ev``
 and every move's seq is new, then writes everything, so exactly one process
 wins any race to start a match, accept a seq or write a result.
@@ -40,12 +43,16 @@ from ..protocol import Result
 from . import BoardRow, Conflict, DailyBoard, PlayerRecord, StoreUnavailable, board_rows
 
 FINISHED_TTL_S = 7 * 24 * 3600
+#: Keys of a match not (yet) decided expire after this: a lobby nobody starts (the hub
+#: lets go of it after 30 minutes), a match every process died under. A live match
+#: lasts at most its lobby, countdown and one hour of play; its decision sets FINISHED_TTL_S.
+UNDECIDED_TTL_S = 24 * 3600
 BOARD_SCALE = 10**10  # a board entry's zset score: score * BOARD_SCALE + ms to finish
 
 APPEND = """
 local events, meta, result = KEYS[1], KEYS[2], KEYS[3]
 local expected, n, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local rebase, mover = ARGV[4] == '1', ARGV[5]
+local rebase, mover, undecided_ttl = ARGV[4] == '1', ARGV[5], tonumber(ARGV[6])
 local function last_id(key)
   local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
   if #top == 0 then return 0 end
@@ -62,7 +69,7 @@ if last ~= expected then
   end
   shift = last - expected
 end
-local base = 5
+local base = 6
 for i = 0, n - 1 do
   local o = base + i * 8
   if ARGV[o + 2] == 'moved' and last_id(KEYS[4 + tonumber(ARGV[o + 4])]) >= tonumber(ARGV[o + 5]) then
@@ -105,6 +112,13 @@ for i = 0, n - 1 do
   end
   if kind == 'opened' or kind == 'countdown' or kind == 'started' or kind == 'decided' then
     redis.call('HSET', meta, 'status', kind, 'updated_at', at)
+  end
+  -- every key gets a TTL when it is made; the decision replaces it with the finished one
+  if kind == 'opened' then
+    redis.call('EXPIRE', events, undecided_ttl)
+    redis.call('EXPIRE', meta, undecided_ttl)
+  elseif kind == 'moved' and seq == '1' then
+    redis.call('EXPIRE', KEYS[4 + tonumber(seat)], undecided_ttl)
   end
 end
 return {1, shift}
@@ -172,7 +186,7 @@ class RedisStore:
         self, match_id: str, expected_ev: int, events: Sequence[Event], *, rebase: bool = False
     ) -> int:
         mover = events[0].seat if rebase and isinstance(events[0], Moved) else -1
-        args: list[Any] = [expected_ev, len(events), FINISHED_TTL_S, int(rebase), mover]
+        args: list[Any] = [expected_ev, len(events), FINISHED_TTL_S, int(rebase), mover, UNDECIDED_TTL_S]
         for e in events:
             args += _args(e)
         ok, shift = await self._call(self._append(keys=match_keys(match_id), args=args))

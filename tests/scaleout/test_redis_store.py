@@ -6,7 +6,7 @@ import pytest
 
 from server.match import Connected, Ended
 from server.store import Conflict
-from server.store.redis import RedisStore
+from server.store.redis import FINISHED_TTL_S, UNDECIDED_TTL_S, RedisStore, match_keys
 from tests.store_events import moved, opening
 
 M = "ACDEFGHJ"
@@ -53,4 +53,14 @@ async def test_no_rebase_past_the_movers_own_events_or_an_end(store: RedisStore)
     with pytest.raises(Conflict):  # the match may be over: decide again
         await store.append(M, 3, [moved(4, 0, 2)], rebase=True)
     assert await store.append(M, 4, [moved(5, 0, 2)], rebase=True) == 0
+    await store.close()
+
+
+async def test_an_undecided_matchs_keys_expire_too(store: RedisStore) -> None:
+    """A lobby nobody starts, a match every process died under: their keys do not stay for good."""
+    await store.append(M, 3, [moved(4, 1, 1)])
+    events, meta, _, seat0, seat1, _, _ = match_keys(M)
+    ttls = [await store._redis.ttl(key) for key in (events, meta, seat0, seat1)]
+    assert all(0 < ttl <= UNDECIDED_TTL_S for ttl in ttls), ttls
+    assert UNDECIDED_TTL_S < FINISHED_TTL_S
     await store.close()
