@@ -53,7 +53,7 @@ INSTANCE_TTL_MS = 6_000  # ... and how long the others wait, without news, to co
 #: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
 _PAGE_ROUTE = re.compile(
     rf"/(practice|rules|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
-    rf"|[mwr]/[{p.CODE_ALPHABET}]{{{p.CODE_LENGTH}}})?/*"
+    rf"|[mwr]/[{p.CODE_ALPHABET}{p.CODE_ALPHABET.lower()}]{{{p.CODE_LENGTH}}})?/*"
 )
 
 WEB_ROOT = Path(__file__).resolve().parent.parent / "client" / "web"

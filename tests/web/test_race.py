@@ -252,9 +252,26 @@ def test_racers_copy_the_spectator_link_and_cannot_watch_before_the_result(
         "This race cannot be watched yet: its racers can watch it once it has a result, "
         "and daily games once their day is over."
     )
-    # Her own share link in that tab would take the other seat: refused, and said so.
+    # Her own link in that tab (or after closing the first) is her seat: that tab takes it over,
+    # and the first one says so and can take it back.
     other.goto(link)
-    expect(other.locator("[role=alert] .big")).to_contain_text(
-        "You cannot take this seat: it is your own match"
-    )
+    expect(other.locator("#lobby")).to_contain_text("Ada (you)")
+    taken = "This race was opened in another tab or window; play continues there."
+    expect(ada.locator("[role=alert] .big")).to_have_text(taken)
+    ada.click("#play-here")
+    expect(ada.locator("#lobby")).to_contain_text("Ada (you)")
+    expect(other.locator("[role=alert] .big")).to_have_text(taken)
     other.close()
+
+
+def test_a_strangers_link_to_a_full_race_shows_it_and_codes_may_be_lower_case(
+    server_url: str, pages: Any
+) -> None:
+    ada, bob, cid = pages.new(), pages.new(), pages.new()
+    pages.allowed_toasts.add("Both seats in this race are taken. You can still watch it.")
+    link = create_race(ada, server_url, "Ada")
+    join(bob, server_url, link, "Bob")
+    code = link.rsplit("/", 1)[1]
+    cid.goto(link.replace(code, code.lower()))
+    expect(cid).to_have_url(link.replace("/m/", "/w/"))  # full: shown to a spectator instead
+    expect(cid.locator("body")).to_contain_text("Bob")

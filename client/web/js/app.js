@@ -148,6 +148,10 @@ function route() {
   net.clearQueue();
   const path = location.pathname.replace(/\/+$/, "") || "/";
   let m;
+  if ((m = /^\/([mwr])\/([a-zA-Z0-9]{8})$/.exec(path)) && m[2] !== m[2].toUpperCase()) {
+    navigate(`/${m[1]}/${m[2].toUpperCase()}`, true); // a code typed in lower case
+    return;
+  }
   for (const a of document.querySelectorAll("nav a[data-link]")) {
     const href = a.getAttribute("href");
     const current = href === path || (href !== "/" && path.startsWith(`${href}/`));
@@ -169,11 +173,26 @@ function route() {
   window.scrollTo(0, 0);
 }
 
-// ------------------------------------------------------------------ seats in the tab's storage
+// ------------------------------------------------------------------ seats in the browser's storage
+
+// Seats live in localStorage, not the tab's: a player who closes the tab, or opens the link in
+// another, gets the seat back (the newer tab takes it over, the older one is told so and offers
+// to take it back). Seats older than SEAT_KEEP_MS are forgotten whenever one is saved.
+const SEAT_KEEP_MS = 2 * 86_400_000;
 
 function saveSeat(code, token, seat, extra = {}) {
   // extra: {bot} for a race against a bot that this page created (the lobby does not say)
-  sessionStorage.setItem(`grip:seat:${code}`, JSON.stringify({ token, seat, ...extra }));
+  const now = Date.now();
+  for (let i = localStorage.length - 1; i >= 0; i -= 1) {
+    const key = localStorage.key(i);
+    if (!key || !key.startsWith("grip:seat:")) continue;
+    try {
+      if (!(now - JSON.parse(localStorage.getItem(key)).at < SEAT_KEEP_MS)) localStorage.removeItem(key);
+    } catch {
+      localStorage.removeItem(key);
+    }
+  }
+  localStorage.setItem(`grip:seat:${code}`, JSON.stringify({ token, seat, at: now, ...extra }));
 }
 
 /** What the daily and stats screens need from the page. */
@@ -182,13 +201,13 @@ function screenContext() {
 }
 function loadSeat(code) {
   try {
-    return JSON.parse(sessionStorage.getItem(`grip:seat:${code}`) || "null");
+    return JSON.parse(localStorage.getItem(`grip:seat:${code}`) || "null");
   } catch {
     return null;
   }
 }
 function forgetSeat(code) {
-  sessionStorage.removeItem(`grip:seat:${code}`);
+  localStorage.removeItem(`grip:seat:${code}`);
 }
 
 // ------------------------------------------------------------------ home
@@ -586,6 +605,13 @@ function matchScreen(code) {
     if (st.takenOver) return;
     net.send({ type: "resume", match: code, token: st.token, last_ev: st.lastEv });
   }
+  /** Take the seat back from the tab that took it over (that one is then told so). */
+  function playHere() {
+    st.takenOver = false;
+    st.fatal = null;
+    drawAll();
+    resume();
+  }
   if (st.token) resume();
   else net.send({ type: "join", match: code, ...(localStorage.getItem("grip:name") ? { name: localStorage.getItem("grip:name") } : {}) });
 
@@ -635,7 +661,9 @@ function matchScreen(code) {
           el(
             "p",
             { class: "row" },
-            el("a", { class: "btn", href: `/w/${code}`, "data-link": true, i18n: "go_watch" }),
+            st.takenOver
+              ? el("button", { class: "btn", type: "button", id: "play-here", i18n: "play_here", onclick: playHere })
+              : el("a", { class: "btn", href: `/w/${code}`, "data-link": true, i18n: "go_watch" }),
             el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "go_home" }),
           ),
         ),
@@ -706,9 +734,10 @@ function matchScreen(code) {
               },
             }),
           ),
-          // to copy for others: opening it here would give up the seat (and racers may not watch)
-          el("p", { class: "fine", i18n: "watch_link" }),
-          linkRow("watch-link", "copy-watch", `${location.origin}/w/${code}`, "watch_link"),
+          // to copy for others: opening it here would give up the seat (and racers may not watch);
+          // daily games are not watched while their day runs, so they have none
+          lb.daily ? null : el("p", { class: "fine", i18n: "watch_link" }),
+          lb.daily ? null : linkRow("watch-link", "copy-watch", `${location.origin}/w/${code}`, "watch_link"),
         ),
       );
       return;
@@ -948,6 +977,12 @@ function matchScreen(code) {
             // a rematch's new match may be a moment behind its announcement
             st.resumeTries += 1;
             setTimeout(resume, 400 * st.resumeTries);
+            return true;
+          }
+          if (!st.lobby && !st.token && ["full", "wrong_phase"].includes(msg.code)) {
+            // a stranger's link to a race that is full, started or over: show it to them instead
+            toast(errorText(msg.code));
+            navigate(`/w/${code}`, true);
             return true;
           }
           if (!st.lobby && ["not_found", "full", "wrong_phase", "bad_token", "not_allowed"].includes(msg.code)) {
