@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .app import App, Settings, run
+from .store.sqlite import DataInUse
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
@@ -128,7 +129,10 @@ def _allow_many_connections() -> None:
 def main(argv: list[str] | None = None) -> None:
     settings, open_browser = parse_args(argv)
     _allow_many_connections()
-    asyncio.run(run(settings, ready=_announcer(open_browser)))
+    try:
+        asyncio.run(run(settings, ready=_announcer(open_browser)))
+    except DataInUse as exc:
+        sys.exit(f"python -m server: {exc}")
 
 
 if __name__ == "__main__":

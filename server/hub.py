@@ -124,16 +124,23 @@ class Hub:
         await self.bus.subscribe(_channel(match_id), lambda data: self._on_bus(match_id, data))
         try:
             events = await self.store.events(match_id)
+            match = Match.from_events(events, self.grace_ms) if events else None
         except StoreUnavailable:
             await self.bus.unsubscribe(_channel(match_id))
             raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
-        if not events:
+        except ValueError as exc:  # unreadable JSON, a gap, a move the engine refuses: no retry mends it
+            await self.bus.unsubscribe(_channel(match_id))
+            log.error("match %s: its stored log does not replay: %s", match_id, exc)
+            raise MatchError(
+                p.ErrorCode.CORRUPT, f"the stored log of match {match_id} does not replay"
+            ) from None
+        if match is None:
             await self.bus.unsubscribe(_channel(match_id))
             raise MatchError(p.ErrorCode.NOT_FOUND, f"no match {match_id}")
         opened = self.live.get(match_id)
         if opened is not None:  # ``open`` registered it during this read: keep the one LiveMatch
             return opened
-        lm = LiveMatch(Match.from_events(events, self.grace_ms))
+        lm = LiveMatch(match)
         self.live[match_id] = lm
         self._schedule(lm)
         return lm

@@ -22,6 +22,7 @@ under load.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import os
 import sqlite3
@@ -124,11 +125,35 @@ def _migrate(db: sqlite3.Connection) -> None:
         raise
 
 
+class DataInUse(RuntimeError):
+    """Another server process has this data file open."""
+
+
+def _lock(path: str) -> int:
+    """Hold ``path``.lock for the life of the process: one server per data file.
+
+    Two embedded servers on one file would each take the other's players for
+    gone (their connections are in the log, their process is not this one)
+    and abandon them, and neither would hear the other's moves.
+    """
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DataInUse(
+            f"another server is using {path}: stop it, or give this one a --data of its own"
+        ) from None
+    return fd
+
+
 class SqliteStore:
     def __init__(self, path: str) -> None:
         on_disk = path not in ("", ":memory:")
+        self._lock_fd: int | None = None
         if on_disk:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = _lock(path)
         self._db = sqlite3.connect(path or ":memory:", isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -142,8 +167,9 @@ class SqliteStore:
             self._checkpointer.start()
 
     async def ping(self) -> bool:
+        """Whether a commit goes through: a read would pass on a full disk that refuses every move."""
         try:
-            self._db.execute("SELECT 1")
+            self._db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES ('healthz', '')")
         except sqlite3.Error:
             return False
         return True
@@ -337,3 +363,5 @@ class SqliteStore:
             self._checkpointer.stopping.set()
             await asyncio.to_thread(self._checkpointer.join)
         self._db.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # and with it the lock

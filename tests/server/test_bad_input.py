@@ -231,3 +231,21 @@ async def test_same_origin_only_by_default(app: App) -> None:
 async def test_names_lose_markup_and_invisible_characters(app: App, sent: str, shown: str) -> None:
     c = await client(app)
     assert (await c.request({"type": "hello", "name": sent}, "welcome"))["name"] == shown
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "UPDATE events SET body = 'not json' WHERE match = ? AND ev = 2",
+        "DELETE FROM events WHERE match = ? AND ev = 2",  # a gap
+        # a move the engine refuses
+        "UPDATE events SET body = json_set(body, '$.move', 'A1:0>A1') WHERE match = ? AND body LIKE '%\"moved\"%'",
+    ],
+)
+async def test_a_stored_log_that_does_not_replay_is_corrupt_not_try_again(
+    app: App, race: Race, tamper: str
+) -> None:
+    app.hub.drop(race.code)  # read back from the store on the next use
+    app.store._db.execute(tamper, (race.code,))  # type: ignore[attr-defined]
+    c = await client(app)
+    assert (await c.request({"type": "watch", "match": race.code}, "error"))["code"] == "corrupt"

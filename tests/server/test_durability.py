@@ -80,3 +80,17 @@ async def test_after_a_sigkill_a_racer_who_never_comes_back_is_abandoned(server_
         assert ended["reason"] == "abandoned"
     finally:
         server.kill()
+
+
+def test_a_second_server_on_the_same_data_is_refused(tmp_path: Path) -> None:
+    """Each would take the other's players for gone and abandon them: one server per data file."""
+    first = ServerProcess("--data", str(tmp_path / "data")).start()
+    try:
+        second = ServerProcess("--data", str(tmp_path / "data"))
+        with pytest.raises(RuntimeError, match=r"another server is using .*grip\.db"):
+            second.start()
+        assert second.proc is not None and second.proc.wait(5) == 1
+        first.terminate()
+        ServerProcess("--data", str(tmp_path / "data")).start().terminate()  # free again once it stops
+    finally:
+        first.kill()

@@ -39,6 +39,16 @@ async def test_healthz(make_app: MakeAppT) -> None:
     assert json.loads(body) == {"status": "ok", "bus": True, "store": True}
 
 
+async def test_healthz_is_degraded_when_the_store_cannot_write(make_app: MakeAppT) -> None:
+    """A full disk still answers reads: only a write tells that moves are being refused."""
+    app = await make_app()
+    app.store._db.execute("PRAGMA query_only = 1")  # type: ignore[attr-defined]  # SQLite refuses writes
+    status, _, body = await get(app, "/healthz")
+    assert status == 503 and json.loads(body)["store"] is False
+    app.store._db.execute("PRAGMA query_only = 0")  # type: ignore[attr-defined]
+    assert (await get(app, "/healthz"))[0] == 200
+
+
 async def test_metrics(make_app: MakeAppT) -> None:
     app = await make_app()
     race = await start_race(app)
