@@ -409,18 +409,42 @@ class Hub:
                 await self.record_connection(lm, n, conn, connected=False)
 
     async def record_connection(self, lm: LiveMatch, seat: int, conn: str, *, connected: bool) -> None:
-        """Record a seat's connection as started or ended; if that fails, say so and go on.
+        """Record a seat's connection as started or ended; if the store cannot take it, keep trying.
 
-        Callers are letting go of a connection or correcting the record of one:
-        nobody waits on the answer, and the next connection event sets it right.
+        Callers are letting go of a connection or correcting the record of one,
+        and nobody waits on the answer. But a drop left unrecorded would keep
+        the seat "connected" for good, so a player who never comes back would
+        never be abandoned: while the store is unavailable (a full disk, Redis
+        away) it is tried again in the background, for as long as the match is
+        here. Once the seat's record names another connection, recording it
+        changes nothing, so a late retry is harmless.
         """
+        if not await self._try_recording(lm, seat, conn, connected):
+            self._spawn(self._keep_recording(lm, seat, conn, connected))
+
+    async def _try_recording(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> bool:
+        """False only when the store was unavailable (worth another try)."""
         decide = Match.decide_connect if connected else Match.decide_disconnect
         try:
             await self.execute(lm, lambda m: decide(m, seat, conn, self.clock()))
-        except MatchError:
+        except MatchError as exc:
             log.warning(
-                "could not record %s as %s to %s", conn, "connected" if connected else "gone", lm.match.id
+                "could not record %s as %s to %s: %s",
+                conn,
+                "connected" if connected else "gone",
+                lm.match.id,
+                exc.message,
             )
+            return exc.code is not p.ErrorCode.UNAVAILABLE
+        return True
+
+    async def _keep_recording(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> None:
+        delay = 0.1
+        while self.live.get(lm.match.id) is lm:
+            await asyncio.sleep(delay)
+            if await self._try_recording(lm, seat, conn, connected):
+                return
+            delay = min(delay * 2, 2.0)
 
     def sweep(self) -> list[str]:
         """Drop expired matches from memory, telling whoever still watches; return their ids.

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..match import Decided, Event, decode_events
 from ..protocol import Result
-from . import BoardRow, Conflict, DailyBoard, PlayerRecord, board_rows
+from . import BoardRow, Conflict, DailyBoard, PlayerRecord, StoreUnavailable, board_rows
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY_S = 1.0
@@ -200,7 +200,9 @@ class SqliteStore:
         except Exception as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            outcomes = [exc] * len(batch)
+            # a full disk, an I/O error: the store's trouble, to be told apart from a bug
+            failure = StoreUnavailable(str(exc)) if isinstance(exc, sqlite3.OperationalError) else exc
+            outcomes = [failure] * len(batch)
         for (_, _, done), outcome in zip(batch, outcomes, strict=True):
             if done.done():
                 continue  # its caller was cancelled; the write stands (or not) all the same

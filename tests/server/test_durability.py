@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from race import MakeAppT, start_race
 from wsclient import WsClient
 
 from server import daily
 from server.protocol import now_ms
+from tests.client.netkit import wait_until
 from tests.processes import ServerProcess
 
 
@@ -94,3 +96,17 @@ def test_a_second_server_on_the_same_data_is_refused(tmp_path: Path) -> None:
         ServerProcess("--data", str(tmp_path / "data")).start().terminate()  # free again once it stops
     finally:
         first.kill()
+
+
+async def test_a_drop_the_store_could_not_take_is_recorded_once_it_can(make_app: MakeAppT) -> None:
+    """Unrecorded, the seat would count as connected for good and never be abandoned."""
+    app = await make_app()
+    race = await start_race(app)
+    match = app.hub.live[race.code].match
+    app.store._db.execute("PRAGMA query_only = 1")  # type: ignore[attr-defined]  # like a full disk
+    await race.players[1].close()
+    await wait_until(lambda: 1 not in app.hub.live[race.code].seats, what="the server lets go of it")
+    assert match.seat(1).conn is not None  # not recorded: the store refused
+    app.store._db.execute("PRAGMA query_only = 0")  # type: ignore[attr-defined]
+    await wait_until(lambda: match.seat(1).conn is None, what="the drop recorded once the store takes it")
+    assert match.seat(1).gone_since is not None  # so the grace period runs, then abandonment
