@@ -540,6 +540,7 @@ class App:
             practice=msg.seats == 1 and not ranked,
             daily=day,
             ranked=ranked,
+            chosen=day is None and (msg.seed is not None or msg.deal is not None),
         )
         try:
             lm = await self.hub.open(events)

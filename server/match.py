@@ -48,6 +48,7 @@ class Opened(_Event):
     practice: bool = False
     daily: str | None = None  # the UTC day of a daily-challenge deal
     ranked: bool = False  # counts for that day's leaderboard
+    chosen: bool = False  # its creator chose the deal (a seed or deal number): they may know it
 
 
 class Seated(_Event):
@@ -253,6 +254,7 @@ class Match:
         self.practice = opened.practice
         self.daily = opened.daily
         self.ranked = opened.ranked
+        self.chosen = opened.chosen
         self.created_at = opened.at
         self.grace_ms = grace_ms
         self.seats: list[SeatState | None] = [None] * opened.seats
@@ -367,6 +369,7 @@ class Match:
         practice: bool = False,
         daily: str | None = None,
         ranked: bool = False,
+        chosen: bool = False,
     ) -> list[Event]:
         return [
             Opened(
@@ -380,6 +383,7 @@ class Match:
                 practice=practice,
                 daily=daily,
                 ranked=ranked,
+                chosen=chosen,
             ),
             Seated(ev=2, at=now, seat=0, name=name, token_hash=hash_token(token), player=player),
         ]
@@ -667,6 +671,7 @@ class Match:
             ],
             daily=self.daily,
             ranked=self.ranked,
+            chosen_deal=self.chosen,
         )
 
     def view(self, seat: int) -> p.View | None:

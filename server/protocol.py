@@ -298,6 +298,8 @@ class Lobby(Message):
     seats: list[SeatInfo]
     daily: Day | None = None  # the day whose challenge deal this is: a friend who joins sees it
     ranked: bool = False  # it counts on that day's leaderboard (its first attempt for each player)
+    # its creator chose the deal (``seed``/``deal``): they may know it, and a joiner should know that
+    chosen_deal: bool = False
 
 
 class Countdown(Message):

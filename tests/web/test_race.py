@@ -39,6 +39,7 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
     join(bea, server_url, link, "Bea")
     expect(ada.locator("#lobby .seats li")).to_have_count(2)
     expect(ada.locator("#lobby .seats")).to_contain_text("Bea")
+    expect(bea.locator(".tag.chosen-deal")).to_have_text("Deal chosen by its creator")  # Ada may know it
 
     eve.goto(f"{server_url}w/{code}")
     expect(eve.locator(".spec-col")).to_have_count(2)
@@ -272,6 +273,7 @@ def test_a_strangers_link_to_a_full_race_shows_it_and_codes_may_be_lower_case(
     link = create_race(ada, server_url, "Ada")
     join(bob, server_url, link, "Bob")
     code = link.rsplit("/", 1)[1]
+    expect(bob.locator(".tag.chosen-deal")).to_have_count(0)  # a random deal
     cid.goto(link.replace(code, code.lower()))
     expect(cid).to_have_url(link.replace("/m/", "/w/"))  # full: shown to a spectator instead
     expect(cid.locator("body")).to_contain_text("Bob")

@@ -646,6 +646,8 @@ function matchScreen(code) {
       lb ? el("span", { class: "tag", i18n: `v_${lb.variant.replace("-", "_")}` }) : null,
       lb && lb.daily ? el("span", { class: "tag daily-tag", i18n: lb.ranked ? "daily_ranked_tag" : "daily_practice_tag" }) : null,
       lb && lb.solo && !lb.ranked ? el("span", { class: "tag", i18n: "solo_game" }) : null,
+      // the creator picked the deal: they may know it, and whoever races them should know that
+      lb && lb.chosen_deal && !lb.solo ? el("span", { class: "tag chosen-deal", i18n: "chosen_deal_tag", title: t("chosen_deal_note") }) : null,
       clock.node,
     );
   }
