@@ -50,6 +50,7 @@ from .store import BoardRow, Conflict, PlayerRecord, Store, StoreUnavailable, op
 log = logging.getLogger(__name__)
 HEARTBEAT_S = 2.0  # how often a process says it is alive ...
 INSTANCE_TTL_MS = 6_000  # ... and how long the others wait, without news, to count it dead
+ORPHAN_BEATS = 3  # every how many beats a process looks for races nobody alive looks after
 #: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
 _PAGE_ROUTE = re.compile(
     rf"/(practice|rules|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
@@ -298,6 +299,7 @@ class App:
             server_header=None,
         )
         await self.store.heartbeat(self.instance, INSTANCE_TTL_MS)  # before the others could wonder
+        await self.hub.take_in_orphans()  # embedded: every race its previous run left, timers and all
         self._upkeep = [
             asyncio.create_task(self._sweep_forever()),
             asyncio.create_task(self._heartbeat_forever()),
@@ -347,19 +349,26 @@ class App:
             self.hub.sweep()
 
     async def _heartbeat_forever(self) -> None:
-        """Renew this process's heartbeat; let go of the seats of processes whose heartbeat ran out.
+        """Renew this process's heartbeat; take in orphaned races, let go of the dead's seats.
 
         Only once this process's own heartbeat has been renewed without a break
         for a whole ``INSTANCE_TTL_MS``: after the store was away, every
         heartbeat may have run out, and the others need one round to renew theirs.
+        Orphans are looked for every ``ORPHAN_BEATS`` beats only (it reads
+        every running match's seat leases): a dead process's heartbeat takes
+        about that long to run out anyway.
         """
         steady_since: float | None = time.monotonic()
+        beats = 0
         while True:
             await asyncio.sleep(HEARTBEAT_S)
             try:
                 await self.store.heartbeat(self.instance, INSTANCE_TTL_MS)
                 steady_since = steady_since or time.monotonic()
                 if time.monotonic() - steady_since >= INSTANCE_TTL_MS / 1000:
+                    beats += 1
+                    if beats % ORPHAN_BEATS == 0:
+                        await self.hub.take_in_orphans()
                     await self.hub.let_go_of_the_dead(self.instance)
             except StoreUnavailable:
                 steady_since = None

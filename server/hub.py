@@ -408,6 +408,34 @@ class Hub:
             if instance_of(conn) not in alive and self.live.get(lm.match.id) is lm:
                 await self.record_connection(lm, n, conn, connected=False)
 
+    async def take_in_orphans(self) -> None:
+        """Load the started, undecided matches no live process looks after, so that their timers run.
+
+        Timers (the countdown, the time limit, a dropped racer's grace period)
+        run only where a match is loaded. A race whose process died (or,
+        embedded, the earlier run) with its racers never coming back would
+        wait, undecided, for somebody to touch it: no result, and a ranked
+        daily attempt used up but never on the board. The process holding a
+        seat's connection has the match loaded; so a running match is taken
+        in when none of its seats' connections belongs to a live process: its
+        racers were all on dead processes, or are all gone. That also takes
+        in, everywhere, a race whose racers all left a live process meanwhile:
+        harmless (appends are conditional, so one timer wins) and short (it
+        is decided within the grace period, then unloaded like any decided
+        match nobody watches). ``let_go_of_the_dead`` then records the dead
+        connections as dropped.
+        """
+        running = await self.store.running()
+        orphans = {mid: conns for mid, conns in running.items() if mid not in self.live}
+        alive = await self.store.alive({instance_of(c) for conns in orphans.values() for c in conns})
+        for mid, conns in orphans.items():
+            if any(instance_of(c) in alive for c in conns):
+                continue
+            try:
+                await self.get(mid)
+            except MatchError as exc:
+                log.warning("could not take in match %s: %s", mid, exc.message)
+
     async def record_connection(self, lm: LiveMatch, seat: int, conn: str, *, connected: bool) -> None:
         """Record a seat's connection as started or ended; if the store cannot take it, keep trying.
 

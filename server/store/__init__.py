@@ -124,6 +124,15 @@ class Store(Protocol):
     async def alive(self, instances: Collection[str]) -> set[str]:
         """Those of ``instances`` (server processes) whose last heartbeat has not run out."""
 
+    async def running(self) -> dict[str, tuple[str, ...]]:
+        """The matches started (a countdown or play) and not decided, each with its seats' connections.
+
+        Their timers must run in some process (``Hub.take_in_orphans``). The
+        connections are those a store shared by processes keeps as the seats'
+        leases, so that a process can tell whether a live one looks after
+        the match; a store one process uses at a time gives none.
+        """
+
     async def close(self) -> None: ...
 
 

@@ -8,6 +8,8 @@ share a slot and the append script stays single-slot):
 - ``grip:match:{ID}`` hash: variant, seed, status, times, for operators.
 - ``grip:seat:{ID}:<n>``: the connection holding the seat (its lease).
 - ``grip:instance:<instance>``: a server process's heartbeat, expiring unless renewed.
+- ``grip:running`` set: the ids of the matches started and not decided (the
+  append script adds one at its countdown and removes it at its decision).
 - ``grip:result:{ID}``: the result JSON; ``grip:results`` zset indexes them.
 - ``grip:player:<id>`` hash: key hash, name, created.
 
@@ -47,12 +49,13 @@ FINISHED_TTL_S = 7 * 24 * 3600
 #: lets go of it after 30 minutes), a match every process died under. A live match
 #: lasts at most its lobby, countdown and one hour of play; its decision sets FINISHED_TTL_S.
 UNDECIDED_TTL_S = 24 * 3600
+RUNNING = "grip:running"  # the APPEND script names it too
 BOARD_SCALE = 10**10  # a board entry's zset score: score * BOARD_SCALE + ms to finish
 
 APPEND = """
 local events, meta, result = KEYS[1], KEYS[2], KEYS[3]
 local expected, n, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local rebase, mover, undecided_ttl = ARGV[4] == '1', ARGV[5], tonumber(ARGV[6])
+local rebase, mover, undecided_ttl, id = ARGV[4] == '1', ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local function last_id(key)
   local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
   if #top == 0 then return 0 end
@@ -69,7 +72,7 @@ if last ~= expected then
   end
   shift = last - expected
 end
-local base = 6
+local base = 7
 for i = 0, n - 1 do
   local o = base + i * 8
   if ARGV[o + 2] == 'moved' and last_id(KEYS[4 + tonumber(ARGV[o + 4])]) >= tonumber(ARGV[o + 5]) then
@@ -92,8 +95,11 @@ for i = 0, n - 1 do
     redis.call('SET', KEYS[6 + tonumber(seat)], extra, 'EX', ttl)
   elseif kind == 'disconnected' then
     if redis.call('GET', KEYS[6 + tonumber(seat)]) == extra then redis.call('DEL', KEYS[6 + tonumber(seat)]) end
+  elseif kind == 'countdown' then
+    redis.call('SADD', 'grip:running', id)
   elseif kind == 'decided' then
     redis.call('SET', result, extra)
+    redis.call('SREM', 'grip:running', id)
     local decided = cjson.decode(extra)
     for _, s in ipairs(decided.seats) do
       if s.player ~= cjson.null then
@@ -186,7 +192,15 @@ class RedisStore:
         self, match_id: str, expected_ev: int, events: Sequence[Event], *, rebase: bool = False
     ) -> int:
         mover = events[0].seat if rebase and isinstance(events[0], Moved) else -1
-        args: list[Any] = [expected_ev, len(events), FINISHED_TTL_S, int(rebase), mover, UNDECIDED_TTL_S]
+        args: list[Any] = [
+            expected_ev,
+            len(events),
+            FINISHED_TTL_S,
+            int(rebase),
+            mover,
+            UNDECIDED_TTL_S,
+            match_id,
+        ]
         for e in events:
             args += _args(e)
         ok, shift = await self._call(self._append(keys=match_keys(match_id), args=args))
@@ -206,6 +220,24 @@ class RedisStore:
             return set()
         found = await self._call(self._redis.mget([f"grip:instance:{i}" for i in names]))
         return {name for name, value in zip(names, found, strict=True) if value is not None}
+
+    async def running(self) -> dict[str, tuple[str, ...]]:
+        """With the seats' leases; ids whose log has expired (every process died under it) are dropped."""
+        ids = sorted(m.decode() for m in await self._call(self._redis.smembers(RUNNING)))
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for match_id in ids:
+                keys = match_keys(match_id)
+                pipe.exists(keys[0])
+                pipe.mget(keys[5:7])
+            found = await self._call(pipe.execute())
+        out: dict[str, tuple[str, ...]] = {}
+        for match_id, exists, leases in zip(ids, found[::2], found[1::2], strict=True):
+            if exists:
+                out[match_id] = tuple(lease.decode() for lease in leases if lease is not None)
+        gone = [m for m in ids if m not in out]
+        if gone:
+            await self._call(self._redis.srem(RUNNING, *gone))
+        return out
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]:
         entries = await self._call(self._redis.xrange(match_keys(match_id)[0], f"0-{after + 1}", "+"))

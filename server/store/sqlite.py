@@ -31,7 +31,7 @@ import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from ..match import Decided, Event, decode_events
+from ..match import CountdownStarted, Decided, Event, decode_events
 from ..protocol import Result
 from . import BoardRow, Conflict, DailyBoard, PlayerRecord, StoreUnavailable, board_rows
 
@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS daily_scores (
     time_ms INTEGER NOT NULL, match TEXT NOT NULL, PRIMARY KEY (day, player)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS daily_rank ON daily_scores (day, score, time_ms);
+CREATE TABLE IF NOT EXISTS running (match TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS player_results (
     player TEXT NOT NULL, decided_at INTEGER NOT NULL, match TEXT NOT NULL,
     PRIMARY KEY (player, decided_at, match)
@@ -147,6 +148,19 @@ def _lock(path: str) -> int:
     return fd
 
 
+def _list_running(db: sqlite3.Connection) -> None:
+    """Fill the ``running`` table of a data file from before it: its started, undecided matches.
+
+    Run once, when the table is made: from then on every append keeps it.
+    A restart onto the new version is just when the matches its previous run
+    left behind must be found, so they are looked for in the logs.
+    """
+    db.execute(
+        "INSERT OR IGNORE INTO running (match) SELECT DISTINCT match FROM events"
+        " WHERE json_extract(body, '$.kind') = 'countdown' AND match NOT IN (SELECT match FROM results)"
+    )
+
+
 class SqliteStore:
     def __init__(self, path: str) -> None:
         on_disk = path not in ("", ":memory:")
@@ -158,7 +172,12 @@ class SqliteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         _migrate(self._db)
+        new_table = not self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'running'"
+        ).fetchone()
         self._db.executescript(SCHEMA)
+        if new_table:
+            _list_running(self._db)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
@@ -242,13 +261,16 @@ class SqliteStore:
             [(match_id, e.ev, e.model_dump_json()) for match_id, events in appends for e in events],
         )
         for match_id, events in appends:
-            self._write_result(match_id, events)
+            self._write_indexes(match_id, events)
 
-    def _write_result(self, match_id: str, events: Sequence[Event]) -> None:
-        """A decided match's result, and the indexes that list it."""
+    def _write_indexes(self, match_id: str, events: Sequence[Event]) -> None:
+        """A started match in the running ones; a decided one's result, and the indexes that list it."""
         db = self._db
         for e in events:
-            if isinstance(e, Decided):
+            if isinstance(e, CountdownStarted):
+                db.execute("INSERT OR IGNORE INTO running (match) VALUES (?)", (match_id,))
+            elif isinstance(e, Decided):
+                db.execute("DELETE FROM running WHERE match = ?", (match_id,))
                 db.execute(
                     "INSERT INTO results (match, decided_at, body) VALUES (?, ?, ?)",
                     (match_id, e.at, e.result.model_dump_json()),
@@ -358,6 +380,10 @@ class SqliteStore:
     async def alive(self, instances: Collection[str]) -> set[str]:
         """None: a process other than the one asking can only be an earlier run, gone (a restart)."""
         return set()
+
+    async def running(self) -> dict[str, tuple[str, ...]]:
+        """No connections: every one not of the asking process is an earlier run's (see ``alive``)."""
+        return {str(m): () for (m,) in self._db.execute("SELECT match FROM running")}
 
     async def close(self) -> None:
         self._commit()  # appends still waiting for their turn

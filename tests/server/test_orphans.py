@@ -1,0 +1,135 @@
+"""A race whose process died, with nobody coming back for it, is still settled.
+
+Timers run only where a match is loaded: a race left by a crashed process
+(embedded: the previous run) must be taken in by a live one, or it stays
+undecided for good (``Hub.take_in_orphans``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+from fakeclock import FakeClock
+from race import MakeAppT, kick
+from wsclient import WsClient
+
+from server import app as app_module
+from server.hub import UNLOAD_DECIDED_AFTER_MS
+from server.match import COUNTDOWN_MS, Ended, Event, Match
+from server.protocol import now_ms
+from server.store import Store, open_store
+from server.store.redis import RUNNING, RedisStore
+from server.store.sqlite import SqliteStore
+from tests.processes import ServerProcess
+from tests.store_events import opening
+
+M = "ACDEFGHJ"
+
+
+async def append(store: Store, m: Match, events: list[Event]) -> None:
+    await store.append(m.id, m.ev, events)
+    for e in events:
+        m.apply(e)
+
+
+async def started(store: Store) -> Match:
+    """A two-seat race through its countdown, both racers connected: as the hub would append it."""
+    events = opening(M)
+    await store.append(M, 0, events)
+    m = Match.from_events(events)
+    await append(store, m, m.decide_join("B", "u" * 24, None, 0))
+    for seat in (0, 1):
+        await append(store, m, m.decide_connect(seat, f"inst{seat}-1", 0))
+    await append(store, m, m.decide_ready(0, 0))
+    await append(store, m, m.decide_ready(1, 0))  # and the countdown
+    return m
+
+
+async def test_the_store_lists_a_race_from_its_countdown_to_its_decision(backend: dict[str, str]) -> None:
+    store = open_store(backend["store_url"])
+    m = await started(store)
+    leases = ("inst0-1", "inst1-1") if isinstance(store, RedisStore) else ()
+    assert await store.running() == {M: leases}
+    await append(store, m, m.tick(COUNTDOWN_MS))
+    assert M in await store.running()
+    await append(store, m, m.decide_leave(0, COUNTDOWN_MS))
+    await append(store, m, m.decide_leave(1, COUNTDOWN_MS))  # both resigned: decided
+    assert m.status == "finished"
+    assert await store.running() == {}
+    await store.close()
+
+
+async def test_a_data_file_from_before_the_list_gets_its_running_races_listed(tmp_path: Path) -> None:
+    path = str(tmp_path / "grip.db")
+    store = SqliteStore(path)
+    await started(store)
+    await store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE running")  # as an earlier version left it
+    store = SqliteStore(path)
+    assert await store.running() == {M: ()}
+    await store.close()
+
+
+async def test_a_race_whose_keys_expired_leaves_the_list(redis_url: str) -> None:
+    """Every process died under it and its keys ran out: nothing is left to take in."""
+    store = RedisStore(redis_url)
+    await started(store)
+    await store._redis.delete(f"grip:match:{{{M}}}:events")
+    assert await store.running() == {}
+    assert await store._redis.smembers(RUNNING) == set()
+    await store.close()
+
+
+async def test_a_race_its_process_died_under_ends_with_nobody_touching_it(
+    backend: dict[str, str], make_app: MakeAppT, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 with both racers on the dead process, none coming back, no other process holding it.
+
+    Embedded: the server restarted on its data takes the race in at start.
+    Redis: a live process that never had it loaded takes it in once the dead
+    one's heartbeat runs out. Either way the racers are recorded as dropped,
+    abandoned after the grace period, and the result is written.
+    """
+    monkeypatch.setattr(app_module, "HEARTBEAT_S", 0.05)  # the survivor's beats: quick, not 6 s to steady
+    monkeypatch.setattr(app_module, "INSTANCE_TTL_MS", 300)
+    scaled_out = backend["store_url"].startswith("redis")
+    clock = FakeClock(now_ms())  # the crashed server ran on real time
+    survivor = await make_app(clock=clock, **backend) if scaled_out else None
+    args = ["--redis", backend["store_url"]] if scaled_out else ["--data", str(tmp_path)]
+    crashing = ServerProcess(*args).start()
+    try:
+        ann, bob = await WsClient.connect(crashing.url), await WsClient.connect(crashing.url)
+        created = await ann.request({"type": "create", "seed": "3"}, "created")
+        code = created["match"]
+        await bob.request({"type": "join", "match": code}, "joined")
+        for c in (ann, bob):
+            await c.send({"type": "ready"})
+        await ann.expect("start", timeout=10)
+        await ann.request({"type": "move", "seq": 1, "move": "T"}, "ack")
+    finally:
+        crashing.kill()
+    if survivor is None:
+        survivor = await make_app(clock=clock, **backend)
+        assert code in survivor.hub.live  # taken in at start
+    async with asyncio.timeout(30):  # Redis: the dead one's heartbeat (6 s) runs out first
+        while (lm := survivor.hub.live.get(code)) is None or any(
+            s is not None and s.conn is not None for s in lm.match.seats
+        ):
+            await asyncio.sleep(0.05)
+    kick(survivor, code, survivor.settings.grace_ms)
+    async with asyncio.timeout(10):
+        while await survivor.store.result(code) is None:
+            await asyncio.sleep(0.01)
+    events = await survivor.store.events(code)
+    assert sorted((e.seat, e.reason) for e in events if isinstance(e, Ended)) == [
+        (0, "abandoned"),
+        (1, "abandoned"),
+    ]
+    assert code not in await survivor.store.running()
+    clock.advance(UNLOAD_DECIDED_AFTER_MS + 1)
+    survivor.hub.sweep()  # a decided orphan nobody watches leaves memory like any other
+    assert code not in survivor.hub.live
