@@ -1,6 +1,6 @@
 """``python -m client``: race, watch or run a bot from a terminal.
 
-python -m client play [URL] [--join CODE] [--bot greedy|lookahead]
+python -m client play [URL] [--join CODE | --bot greedy|lookahead | --practice]
 python -m client watch URL CODE
 python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S] [--rematches N]
 python -m client stats [URL] [--player ID]
@@ -59,6 +59,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--join", metavar="CODE", type=code_arg, help="join a friend's match instead of creating one"
     )
     opponent.add_argument("--bot", choices=("greedy", "lookahead"), help="race a bot the server seats")
+    opponent.add_argument("--practice", action="store_true", help="play alone, with hint and undo")
     play.add_argument("--deal", type=deal_arg, help="deal number (default: a random deal)")
     play.add_argument("--variant", choices=get_args(p.VariantName), default="classic")
     play.add_argument("--name")
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             with terminal_restored():
                 return asyncio.run(
                     run_terminal(
-                        args.url, join=args.join, bot=args.bot, name=args.name, deal=args.deal,
+                        args.url, join=args.join, bot=args.bot, practice=args.practice, name=args.name, deal=args.deal,
                         variant=args.variant, color=color, identity_file=args.identity,
                     )
                 )  # fmt: skip

@@ -393,6 +393,24 @@ class Client:
     async def rematch(self) -> None:
         await self._seat_send(p.Rematch())
 
+    async def hint(self) -> str | None:
+        """Practice: the move the server's hint player suggests (None: it sees none worth making)."""
+        reply = await self._request(p.HintRequest(), "hint")
+        assert isinstance(reply, p.Hint)
+        return reply.move
+
+    async def undo(self) -> p.Undone:
+        """Practice: take back the last move, with the automatic moves it brought.
+
+        Not kept for a resume like moves are: an undo sent twice takes back two
+        moves, so while the seat is being resumed it is refused instead.
+        """
+        if self.token is not None and not self._holding:
+            raise ClientError("the seat is being resumed; undo again once it is back")
+        reply = await self._request(p.UndoRequest(), "undone")
+        assert isinstance(reply, p.Undone)
+        return reply
+
     async def leave(self) -> None:
         await self._seat_send(p.Leave())
         self.match = self.token = None
@@ -565,6 +583,8 @@ class Client:
             self.view = msg.view or self.view
         elif isinstance(msg, p.Ack):
             self._on_ack(msg)
+        elif isinstance(msg, p.Undone):
+            self.view = msg.view
         elif isinstance(msg, p.Rejected) and not self._on_rejected(msg):
             return
         elif isinstance(msg, p.Error) and msg.code == p.ErrorCode.TAKEN_OVER:

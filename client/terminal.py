@@ -2,7 +2,8 @@
 
 Moves are typed in RULES.md notation (``T``, ``W>B3``, ``A2:0>C5``,
 ``A2~B5``); Tab completes the legal ones (readline). Other commands:
-``ready``, ``finish``, ``resign``, ``rematch``, ``help``, ``quit``.
+``ready``, ``finish``, ``resign``, ``rematch``, ``help``, ``quit``; in
+practice also ``hint`` and ``undo``.
 
 At a terminal no command waits for the server: answers (acks, refusals,
 the start, the result) show as they arrive, so typing never stalls. Piped
@@ -31,8 +32,10 @@ from server.engine.cards import home_row, parse_card
 
 from .api import Client, ClientError, ConnectionLost, MoveRejected, connect, match_code
 
-COMMANDS = ("ready", "finish", "resign", "rematch", "help", "quit")
-HELP = "moves: T  W>B3  A2:0>C5  A2~B5 (Tab completes) - ready finish resign rematch quit"
+COMMANDS = ("ready", "finish", "resign", "rematch", "hint", "undo", "help", "quit")
+HELP = (
+    "moves: T  W>B3  A2:0>C5  A2~B5 (Tab completes) - ready finish resign rematch quit; practice: hint undo"
+)
 #: How long a piped script's ``ready``/``finish`` waits for the start/the result.
 SCRIPT_WAIT_S = 3600.0
 RED_SUITS = "HD"
@@ -158,6 +161,8 @@ class Screen:
             self.note = f"played {msg.move}"
             if msg.auto:
                 self.note += "; arranged home: " + " ".join(msg.auto)
+        elif isinstance(msg, p.Undone):
+            self.view, self.note = msg.view, "took back " + " ".join(msg.moves)
         elif isinstance(msg, p.Rejected):
             self.note = f"{msg.code.value}: {msg.message}"
             self.view = msg.view or self.view
@@ -398,6 +403,11 @@ class Terminal:
             await c.rematch()
             if scripted:
                 await self._wait(self.rematched, "rematch")
+        elif text == "hint":
+            move = await c.hint()
+            self.screen.note = f"hint: {move}" if move else "hint: no move left; finish"
+        elif text == "undo":
+            await c.undo()  # its answer (the board before the move) shows as it comes
         elif scripted:
             await c.play(text)
             self.screen.note = f"played {text}"
@@ -480,6 +490,7 @@ async def run_terminal(
     join: str | None = None,
     watch: str | None = None,
     bot: str | None = None,
+    practice: bool = False,
     name: str | None = None,
     deal: int | None = None,
     variant: p.VariantName = "classic",
@@ -489,7 +500,7 @@ async def run_terminal(
     color: bool | None = None,
     identity_file: Path | None = None,
 ) -> int:
-    """Play (create, or join ``join``) or watch ``watch``; lines come from stdin unless given."""
+    """Play (create, alone if ``practice``, or join ``join``) or watch ``watch``; lines come from stdin unless given."""
     interactive = sys.stdin.isatty() and out.isatty() if interactive is None else interactive
     color = out.isatty() if color is None else color
     try:
@@ -505,7 +516,7 @@ async def run_terminal(
         if watch:
             watching = await client.watch(match_code(watch))
         else:
-            await _seat(term, join=join, bot=bot, deal=deal, variant=variant)
+            await _seat(term, join=join, bot=bot, practice=practice, deal=deal, variant=variant)
         if interactive:
             _setup_readline(term)
             tasks.append(asyncio.create_task(term.tick_clock()))
@@ -530,15 +541,25 @@ async def run_terminal(
 
 
 async def _seat(
-    term: Terminal, *, join: str | None, bot: str | None, deal: int | None, variant: p.VariantName
+    term: Terminal,
+    *,
+    join: str | None,
+    bot: str | None,
+    practice: bool,
+    deal: int | None,
+    variant: p.VariantName,
 ) -> None:
-    """Join ``join``, or create a match (against a server bot when ``bot``)."""
+    """Join ``join``, or create a match (against a server bot when ``bot``, alone when ``practice``)."""
     client = term.client
     if join:
         seated = await client.join(match_code(join))
     else:
-        seated = await client.create(deal=deal, variant=variant, bot=bot)  # type: ignore[arg-type]
-        against = f"against the {bot} bot" if bot else f"your friend joins with --join {seated.match}"
+        seats = 1 if practice else 2
+        seated = await client.create(deal=deal, variant=variant, seats=seats, bot=bot)  # type: ignore[arg-type]
+        if practice:
+            against = "practice, with hint and undo"
+        else:
+            against = f"against the {bot} bot" if bot else f"your friend joins with --join {seated.match}"
         term.screen.note = f"match {seated.match}: {against}; type ready"
     term.screen.update(seated)
 

@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 4096
@@ -100,6 +100,19 @@ class Create(Message):
     bot: Literal["greedy", "lookahead"] | None = None  # "race a bot": the server seats one
     daily: bool = False  # today's daily deal (classic); needs a hello first
     ranked: bool | None = None  # daily only: None = ranked if today's attempt is unused
+
+    @model_validator(mode="after")
+    def _nothing_ignored(self) -> Create:
+        """Refuse a field the server would otherwise have to drop without a word."""
+        if self.seed is not None and self.deal is not None:
+            raise ValueError("give a seed or a deal number, not both")
+        if self.bot is not None and self.seats != 2:
+            raise ValueError("a bot races you: it needs the second seat (seats 2)")
+        if self.daily and (self.seed is not None or self.deal is not None):
+            raise ValueError("the daily challenge deals its own deal: no seed or deal number")
+        if not self.daily and self.ranked is not None:
+            raise ValueError("ranked is for the daily challenge only")
+        return self
 
 
 class Join(Message):

@@ -115,3 +115,37 @@ def test_view_strategies_play_a_deal_to_its_end() -> None:
             assert move is not None
             game.play(move)
         assert game.leftover < 72
+
+
+async def test_practice_hint_and_undo(url: str) -> None:
+    """Alone with hint and undo: the undone board is the one before the move, in ``view`` too."""
+    c = await connect(url)
+    await c.create(seats=1, deal=3)
+    await c.ready()
+    start = await c.next_event(p.Start)
+    assert start.view is not None
+    hint = await c.hint()
+    assert hint is not None and hint in start.view.legal
+    ack = await c.play(hint)
+    assert c.view == ack.view and c.view.moves >= 1
+    undone = await c.undo()
+    assert undone.moves[0] == hint and undone.view == start.view and c.view == start.view
+    with pytest.raises(ServerError) as info:
+        await c.undo()  # nothing left to take back
+    assert info.value.code == p.ErrorCode.ILLEGAL
+    await c.close()
+
+
+async def test_hint_and_undo_are_refused_in_a_race(url: str) -> None:
+    a, b = await seated_pair(url)
+    await a.ready()
+    await b.ready()
+    await a.next_event(p.Start)
+    await a.play("T")
+    for ask in (a.hint, a.undo):
+        with pytest.raises(ServerError) as info:
+            await ask()
+        assert info.value.code == p.ErrorCode.NOT_ALLOWED
+    assert a.view is not None and a.view.moves == 1
+    await a.close()
+    await b.close()

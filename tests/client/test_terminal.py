@@ -79,6 +79,19 @@ async def test_in_process_race_against_a_bot(url: str) -> None:
     assert "Result" in text and "Greedy bot" in text and "*winner*" in text
 
 
+async def test_practice_from_the_terminal_with_hint_and_undo(url: str) -> None:
+    out = io.StringIO()
+    code = await run_terminal(
+        url, practice=True, deal=1, lines=lines("ready", "hint", "T", "undo", "finish"), out=out,
+        interactive=False, color=False,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert code == 0
+    assert "practice, with hint and undo" in text
+    assert re.search(r"hint: \S+", text) and "took back T" in text
+    assert "Player: 72 left" in text  # the T taken back, nothing had left the stock or the grid
+
+
 async def test_piped_stdin_in_a_subprocess_then_watch(url: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = await asyncio.create_subprocess_exec(

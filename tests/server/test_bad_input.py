@@ -86,6 +86,24 @@ async def test_wrong_field_types(app: App, race: Race, frame: object) -> None:
     await still_serving(app, race)
 
 
+@pytest.mark.parametrize(
+    ("frame", "says"),
+    [
+        ({"type": "create", "seats": 1, "bot": "greedy"}, "second seat"),
+        ({"type": "create", "seed": "5", "deal": 5}, "not both"),
+        ({"type": "create", "daily": True, "deal": 5}, "its own deal"),
+        ({"type": "create", "ranked": True}, "daily challenge only"),
+    ],
+)
+async def test_create_fields_that_would_be_ignored(app: App, race: Race, frame: object, says: str) -> None:
+    """A field the server could only drop (a solo game's bot, a seed beside a deal) is refused by name."""
+    c = await client(app)
+    error = await error_for(c, frame)
+    assert error["code"] == "bad_message" and says in str(error["message"])
+    assert len(app.hub.live) == 1  # nothing was opened: only the race
+    await still_serving(app, race)
+
+
 async def test_unknown_type(app: App, race: Race) -> None:
     c = await client(app)
     assert (await error_for(c, {"type": "teleport"}))["code"] == "unknown_type"
