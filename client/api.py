@@ -647,9 +647,27 @@ class Client:
     def _on_resumed(self, msg: p.Resumed) -> None:
         # Unacked moves up to last_seq were applied; resume() resends them for their acks.
         self.match, self.seat, self.watching = msg.match, msg.seat, False
+        acked = min(self.unacked, default=self.next_seq) - 1
+        if msg.last_seq < acked:
+            self._lost_moves(msg, acked)
+            return
         self.last_ev = max(self.last_ev, msg.ev)
         self.view = msg.view or self.view
         self.next_seq = max(self.next_seq, msg.last_seq + 1)
+
+    def _lost_moves(self, msg: p.Resumed, acked: int) -> None:
+        """The server lost moves it had acknowledged (its store was rolled back): go on from its board.
+
+        The moves sent after them were chosen on a board that no longer is:
+        they are voided, not resent, and numbering starts again after the
+        server's last seq.
+        """
+        lost = ClientError(f"the server lost moves {msg.last_seq + 1}..{acked}; play on from its board")
+        for seq in sorted(self.unacked):
+            self._settle_ack(seq, lost)
+        self.unacked.clear()
+        self.next_seq, self._sent_seq = msg.last_seq + 1, msg.last_seq
+        self.last_ev, self.view = msg.ev, msg.view
 
     def _on_rematched(self, msg: p.Rematched) -> None:
         if self.token is None:  # a spectator: the old match stays what it watches
@@ -689,11 +707,11 @@ class Client:
         self.view = msg.view or self.view
         return True
 
-    def _settle_ack(self, seq: int, outcome: p.Ack | MoveRejected) -> None:
+    def _settle_ack(self, seq: int, outcome: p.Ack | ClientError) -> None:
         future = self._ack_waiters.pop(seq, None)
         if future is None or future.done():
             return
-        if isinstance(outcome, MoveRejected):
+        if isinstance(outcome, ClientError):
             future.set_exception(outcome)
         else:
             future.set_result(outcome)

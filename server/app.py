@@ -40,7 +40,7 @@ from . import daily, stats
 from . import protocol as p
 from .bus import Bus, open_bus
 from .engine import Game
-from .hub import Hub, LiveMatch, connection_id, new_code, new_token
+from .hub import CLOSE_TRY_AGAIN, Hub, LiveMatch, connection_id, new_code, new_token
 from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
 from .protocol import now_ms
 from .replay import replay_json, verified_result
@@ -62,7 +62,6 @@ OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
 WRITE_BUFFER_LIMIT = 64 * 1024  # unsent bytes past which frames wait in the outbox instead
 CLOSE_GOING_AWAY = 1001
 CLOSE_POLICY = 1008
-CLOSE_TRY_AGAIN = 1013
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,9 @@ class SpectatorFeed(Generic[R]):
 
     def __len__(self) -> int:
         return len(self._next)
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(list(self._next))
 
     def add(self, reader: R) -> None:
         self._next.setdefault(reader, self._base + len(self._frames))

@@ -48,6 +48,8 @@ FINISHED_TTL_MS = 10 * 60_000
 #: it before it expires, it is read back from the store.
 UNLOAD_DECIDED_AFTER_MS = 60_000
 APPEND_ATTEMPTS = 8
+CLOSE_TRY_AGAIN = 1013  # a connection closed so that its client resumes (and catches up)
+RELOAD = "reload "  # on a match's channel instead of events: its store lost events, load it again
 SETTLE_AGAIN_S = 3.0  # a write a frozen Redis had queued can land after the first look: look again
 
 
@@ -96,6 +98,7 @@ class Hub:
     ) -> None:
         self.store = store
         self.bus = bus
+        self._reload_notice = RELOAD + secrets.token_hex(4)  # this process's own, to skip its echo
         self.clock = clock
         self.grace_ms = grace_ms
         self.live: dict[str, LiveMatch] = {}
@@ -180,7 +183,13 @@ class Hub:
                 expected = lm.match.ev
                 try:
                     shift = await self._append(lm.match.id, expected, decision)
-                except Conflict:
+                except Conflict as exc:
+                    if exc.behind:
+                        await self._reload(lm)
+                        raise MatchError(
+                            p.ErrorCode.UNAVAILABLE,
+                            "the store lost this match's latest events; resume to go on from what it kept",
+                        ) from None
                     if lm.match.ev == expected:  # the bus has not brought the news yet: read it
                         await self._catch_up(lm)
                     continue
@@ -243,6 +252,10 @@ class Hub:
         live = self.live.get(match_id)
         if live is not None:
             live.published = data
+        await self._offer(match_id, data)
+
+    async def _offer(self, match_id: str, data: str) -> None:
+        """Publish; if the bus does not take it, keep offering it in the background."""
         try:
             await self.bus.publish(_channel(match_id), data)
         except Exception:
@@ -272,6 +285,50 @@ class Hub:
                 except Conflict:
                     log.warning("rematch id %s was taken", e.match)
 
+    async def _reload(self, lm: LiveMatch) -> None:
+        """Rebuild this process's copy of a match from the store, which lost events applied here.
+
+        Redis restarted from an older snapshot (or its keys removed) holds less
+        than it acknowledged. The copy here can no longer be written on (every
+        append would conflict: "the match is busy" for good), and the store's
+        log is what any process would load, so it is the one to go on from:
+        those moves are lost. The connections here are closed so that each
+        resumes, as after a dropped line, onto what the store kept. The other
+        processes are told to do the same before anything new is published
+        here: their copies are as stale, and the events appended from now on
+        would look to them like ones they already have.
+        """
+        if self.bus.shared:
+            await self._offer(lm.match.id, self._reload_notice)
+        await self._load_again(lm)
+
+    async def _locked_reload(self, lm: LiveMatch) -> None:
+        """Another process found the store had lost events of this match: reload it here too."""
+        async with lm.lock:
+            if self.live.get(lm.match.id) is not lm:
+                return
+            try:
+                await self._load_again(lm)
+            except MatchError:
+                log.warning("could not reload %s; it reloads at its next append", lm.match.id)
+
+    async def _load_again(self, lm: LiveMatch) -> None:
+        match_id = lm.match.id
+        log.error(
+            "match %s: the store's log ends before event %d applied here; reloading", match_id, lm.match.ev
+        )
+        try:
+            events = await self.store.events(match_id)
+        except StoreUnavailable:
+            raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
+        if not events:  # nothing left of it
+            self.drop(match_id)
+            return
+        lm.match = Match.from_events(events, self.grace_ms)  # a prefix of a log that replayed: it replays
+        self._schedule(lm)
+        for peer in [*lm.seats.values(), *lm.spectators]:
+            peer.close(CLOSE_TRY_AGAIN, "the match was reloaded from the store; resume")
+
     async def _catch_up(self, lm: LiveMatch) -> None:
         try:
             events = await self.store.events(lm.match.id, lm.match.ev)
@@ -300,6 +357,10 @@ class Hub:
             return
         if data is not None and data == lm.published:
             return  # our own batch, applied before it was published: no need to decode it
+        if data is not None and data.startswith(RELOAD):
+            if data != self._reload_notice:
+                self._spawn(self._locked_reload(lm))
+            return
         events = decode_events(data) if data is not None else []
         if data is None or (events and events[0].ev > lm.match.ev + 1):
             self._spawn(self._locked_catch_up(lm))

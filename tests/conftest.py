@@ -95,6 +95,18 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 
 @pytest.fixture
+def snapshot_redis(redis_server: RedisServer, tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis of the test's own, without AOF: ``stop``/``start`` goes back to its last SAVE.
+
+    (``redis_server`` only for its check that redis-server is installed.)
+    """
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def redis_url(redis_server: RedisServer) -> str:
     """A URL to a fresh, empty database of the throwaway server."""
     import redis

@@ -18,7 +18,16 @@ from ..protocol import Result
 
 
 class Conflict(Exception):
-    """The log already has an event at the ``ev`` we tried: catch up and decide again."""
+    """The log already has an event at the ``ev`` we tried: catch up and decide again.
+
+    ``behind``: the log ends *before* that ``ev`` instead. The store lost events
+    the writer has applied (Redis restarted from an older snapshot, its keys
+    removed): no catching up mends that, the writer must reload (``Hub``).
+    """
+
+    def __init__(self, match_id: str, *, behind: bool = False) -> None:
+        super().__init__(match_id)
+        self.behind = behind
 
 
 class StoreUnavailable(Exception):

@@ -73,10 +73,16 @@ if last ~= expected then
   shift = last - expected
 end
 local base = 7
+local tops = {}
 for i = 0, n - 1 do
   local o = base + i * 8
-  if ARGV[o + 2] == 'moved' and last_id(KEYS[4 + tonumber(ARGV[o + 4])]) >= tonumber(ARGV[o + 5]) then
-    return {-1, last}
+  if ARGV[o + 2] == 'moved' then
+    local key, seq = KEYS[4 + tonumber(ARGV[o + 4])], tonumber(ARGV[o + 5])
+    local top = tops[key] or last_id(key)
+    if top >= seq then return {-1, last} end
+    -- the seat's previous move is not here: the log lost events the writer applied
+    if top < seq - 1 then return {-2, last} end
+    tops[key] = seq
   end
 end
 for i = 0, n - 1 do
@@ -204,8 +210,8 @@ class RedisStore:
         for e in events:
             args += _args(e)
         ok, shift = await self._call(self._append(keys=match_keys(match_id), args=args))
-        if ok != 1:
-            raise Conflict(match_id)
+        if ok != 1:  # shift is then the log's last ev
+            raise Conflict(match_id, behind=ok == -2 or int(shift) < expected_ev)
         for e in events:
             if isinstance(e, Decided):
                 await self._call(self._redis.zadd("grip:results", {match_id: e.at}))

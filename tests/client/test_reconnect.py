@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
+import redis
 from websockets.asyncio.client import ClientConnection
 
 import client.api
-from client import Client, ConnectionLost, connect
+from client import Client, ConnectionLost, MoveRejected, connect
 from client.bots import run_bot
 from server import protocol as p
 from server.engine import Game
 from server.engine.view_players import greedy_view
 from tests.client.netkit import Proxy, wait_until
 from tests.client.seats import finish_both, racing, seated_pair
+from tests.conftest import RedisServer
 
 
 def greedy_moves(seed: str, n: int) -> list[str]:
@@ -296,3 +299,36 @@ async def test_a_late_refusal_does_not_void_the_move_that_reuses_its_seq(url: st
     ack = await a.play(other)
     assert (ack.seq, ack.move, ack.view.moves) == (3, other, 3)
     assert (await finish_both(a, b)).seats[0].moves == ["T", "T", other]
+
+
+async def test_moves_the_server_lost_are_voided_and_play_goes_on_from_its_board(
+    start_app: Callable[..., Awaitable[Any]], snapshot_redis: RedisServer
+) -> None:
+    """Redis restarted from an older snapshot: the server lost two acked moves.
+
+    The client learns it at its resume (the server closes the line with 1013
+    once it finds out): numbering goes on after the server's last seq, on its board.
+    """
+    url = snapshot_redis.url
+    app = await start_app(store_url=url, bus_url=url, rate_per_s=1000.0, burst=2000)
+    a, b = await racing(f"ws://127.0.0.1:{app.port}", deal=1)
+    for _ in range(2):
+        await a.play("T")
+    await asyncio.to_thread(lambda: redis.Redis.from_url(url).save())
+    for _ in range(2):
+        await a.play("T")
+    snapshot_redis.stop()
+    snapshot_redis.start()
+    async with asyncio.timeout(10):  # "the store did not answer" until it is back, then the loss is found
+        while True:
+            with pytest.raises(MoveRejected) as info:
+                await a.play("T")
+            assert info.value.code == p.ErrorCode.UNAVAILABLE
+            if "lost" in info.value.message:
+                break  # refused, and the line closed for a resume
+    resumed = await a.next_event(p.Resumed)
+    assert resumed.last_seq == 2 and a.next_seq == 3 and a.view == resumed.view and a.view.moves == 2
+    ack = await a.play("T")
+    assert ack.seq == 3 and ack.view.moves == 3
+    result = await finish_both(a, b)
+    assert result.seats[0].moves == ["T"] * 3

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from tests.conftest import RedisServer
 from tests.processes import ServerProcess
@@ -277,6 +278,57 @@ async def test_seats_of_a_killed_process_are_abandoned_after_the_grace(redis_url
         await b.send({"type": "finish"})
         result = await b.expect("result", timeout=15)
         assert result["seats"][0]["moves"] == ["T", "T"]
+    finally:
+        for proc in procs:
+            proc.kill()
+
+
+async def resume(url: str, seated: dict[str, Any], last_seq: int) -> WsClient:
+    """Resume a seat on a new connection; its board stands at ``last_seq`` moves."""
+    c = await WsClient.connect(url)
+    resumed = await c.request(
+        {"type": "resume", "match": seated["match"], "token": seated["token"]}, "resumed"
+    )
+    assert resumed["last_seq"] == last_seq and resumed["view"]["moves"] == last_seq
+    return c
+
+
+async def test_redis_rolled_back_to_an_older_snapshot_reloads_the_match(snapshot_redis: RedisServer) -> None:
+    """Redis restarts from a snapshot older than moves it acknowledged: those moves are lost.
+
+    The processes must not wedge on their copies (every append conflicting,
+    "busy" for good): each reloads the match from what Redis kept at its next
+    append, closes its connections with 1013, and the racers resume onto that
+    board and play on, with the same result on both processes.
+    """
+    redis_db = snapshot_redis
+    procs = [ServerProcess("--redis", redis_db.url, "--rate", "1000").start() for _ in range(2)]
+    try:
+        a, b, created, joined = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        await play_turns(a, 1, 2)
+        await asyncio.to_thread(lambda: redis.Redis.from_url(redis_db.url).save())
+        await play_turns(a, 3, 3)
+        redis_db.stop()
+        redis_db.start()
+        await wait_for(lambda: healthy(procs[0]) and healthy(procs[1]))
+        # a's process finds out at a's next move; it tells b's process, which closes b's line too
+        await a.send({"type": "move", "seq": 6, "move": "T"})
+        refused = await reply(a)
+        assert refused.get("code") == "unavailable" and "lost" in refused["message"], refused
+        assert await a.closed() == 1013
+        assert await b.closed() == 1013
+        a = await resume(procs[0].url, created, last_seq=2)  # a's last three turns are gone
+        b = await resume(procs[1].url, joined, last_seq=0)
+        for player, seq in ((a, 3), (b, 1)):
+            await player.send({"type": "move", "seq": seq, "move": "T"})
+            ack = await reply(player)
+            assert ack["type"] == "ack" and ack["view"]["moves"] == seq
+        await a.send({"type": "finish"})
+        await b.send({"type": "finish"})
+        result = await a.expect("result", timeout=15)
+        assert [s["moves"] for s in result["seats"]] == [["T"] * 3, ["T"]]
+        assert json.dumps(result) == json.dumps(await b.expect("result", timeout=15))
     finally:
         for proc in procs:
             proc.kill()
