@@ -50,6 +50,9 @@ from .store import BoardRow, Conflict, PlayerRecord, Store, StoreUnavailable, op
 log = logging.getLogger(__name__)
 HEARTBEAT_S = 2.0  # how often a process says it is alive ...
 INSTANCE_TTL_MS = 6_000  # ... and how long the others wait, without news, to count it dead
+#: A lobby never started is deleted from the store this long after it opened (as Redis lets
+#: an undecided match's keys expire: ``UNDECIDED_TTL_S``).
+FORGET_LOBBIES_AFTER_MS = 24 * 3600 * 1000
 ORPHAN_BEATS = 3  # every how many beats a process looks for races nobody alive looks after
 #: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
 _PAGE_ROUTE = re.compile(
@@ -346,6 +349,8 @@ class App:
         while True:
             await asyncio.sleep(self.settings.sweep_s)
             self.hub.sweep()
+            with contextlib.suppress(StoreUnavailable):  # the next sweep tries again
+                await self.store.forget_lobbies(self.clock() - FORGET_LOBBIES_AFTER_MS)
 
     async def _heartbeat_forever(self) -> None:
         """Renew this process's heartbeat; take in orphaned races, let go of the dead's seats.

@@ -142,6 +142,14 @@ class Store(Protocol):
         the match; a store one process uses at a time gives none.
         """
 
+    async def forget_lobbies(self, opened_before: int) -> int:
+        """Delete the matches opened before ``opened_before`` (ms) and never started; how many.
+
+        Nobody can join them any more (``Hub`` expires a lobby after half an
+        hour), and without this every lobby ever opened would stay for good.
+        A store whose keys expire on their own (Redis) has nothing to do.
+        """
+
     async def close(self) -> None: ...
 
 

@@ -245,6 +245,10 @@ class RedisStore:
             await self._call(self._redis.srem(RUNNING, *gone))
         return out
 
+    async def forget_lobbies(self, opened_before: int) -> int:
+        """Nothing to do: an undecided match's keys expire (``UNDECIDED_TTL_S``)."""
+        return 0
+
     async def events(self, match_id: str, after: int = 0) -> list[Event]:
         entries = await self._call(self._redis.xrange(match_keys(match_id)[0], f"0-{after + 1}", "+"))
         return decode_events(b"[" + b",".join(fields[b"e"] for _, fields in entries) + b"]")

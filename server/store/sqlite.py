@@ -31,7 +31,7 @@ import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from ..match import CountdownStarted, Decided, Event, decode_events
+from ..match import CountdownStarted, Decided, Event, Opened, decode_events
 from ..protocol import Result
 from . import BoardRow, Conflict, DailyBoard, PlayerRecord, StoreUnavailable, board_rows
 
@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS daily_scores (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS daily_rank ON daily_scores (day, score, time_ms);
 CREATE TABLE IF NOT EXISTS running (match TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lobbies (match TEXT PRIMARY KEY, opened_at INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS player_results (
     player TEXT NOT NULL, decided_at INTEGER NOT NULL, match TEXT NOT NULL,
     PRIMARY KEY (player, decided_at, match)
@@ -148,17 +149,16 @@ def _lock(path: str) -> int:
     return fd
 
 
-def _list_running(db: sqlite3.Connection) -> None:
-    """Fill the ``running`` table of a data file from before it: its started, undecided matches.
-
-    Run once, when the table is made: from then on every append keeps it.
-    A restart onto the new version is just when the matches its previous run
-    left behind must be found, so they are looked for in the logs.
-    """
-    db.execute(
-        "INSERT OR IGNORE INTO running (match) SELECT DISTINCT match FROM events"
-        " WHERE json_extract(body, '$.kind') = 'countdown' AND match NOT IN (SELECT match FROM results)"
-    )
+#: Index tables every append keeps, each with the query that fills it from the logs of a
+#: data file made before it: run once, when the table is made. (A restart onto the new
+#: version is just when the races its previous run left behind must be found.)
+INDEXES = {
+    "running": "INSERT OR IGNORE INTO running (match) SELECT DISTINCT match FROM events"
+    " WHERE json_extract(body, '$.kind') = 'countdown' AND match NOT IN (SELECT match FROM results)",
+    "lobbies": "INSERT OR IGNORE INTO lobbies (match, opened_at) SELECT match, json_extract(body, '$.at')"
+    " FROM events WHERE json_extract(body, '$.kind') = 'opened' AND match NOT IN"
+    " (SELECT match FROM events WHERE json_extract(body, '$.kind') = 'countdown')",
+}
 
 
 class SqliteStore:
@@ -172,12 +172,11 @@ class SqliteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         _migrate(self._db)
-        new_table = not self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'running'"
-        ).fetchone()
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._db.executescript(SCHEMA)
-        if new_table:
-            _list_running(self._db)
+        for table, fill in INDEXES.items():
+            if table not in tables:
+                self._db.execute(fill)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
@@ -264,10 +263,13 @@ class SqliteStore:
             self._write_indexes(match_id, events)
 
     def _write_indexes(self, match_id: str, events: Sequence[Event]) -> None:
-        """A started match in the running ones; a decided one's result, and the indexes that list it."""
+        """A new match in the lobbies, a started one in the running ones; a decided one's result, and its indexes."""
         db = self._db
         for e in events:
-            if isinstance(e, CountdownStarted):
+            if isinstance(e, Opened):
+                db.execute("INSERT INTO lobbies (match, opened_at) VALUES (?, ?)", (match_id, e.at))
+            elif isinstance(e, CountdownStarted):
+                db.execute("DELETE FROM lobbies WHERE match = ?", (match_id,))
                 db.execute("INSERT OR IGNORE INTO running (match) VALUES (?)", (match_id,))
             elif isinstance(e, Decided):
                 db.execute("DELETE FROM running WHERE match = ?", (match_id,))
@@ -384,6 +386,23 @@ class SqliteStore:
     async def running(self) -> dict[str, tuple[str, ...]]:
         """No connections: every one not of the asking process is an earlier run's (see ``alive``)."""
         return {str(m): () for (m,) in self._db.execute("SELECT match FROM running")}
+
+    async def forget_lobbies(self, opened_before: int) -> int:
+        """Delete the logs of matches opened before then and never started; how many there were."""
+        self._commit()  # appends waiting for their turn: a countdown among them keeps its match
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            gone = "SELECT match FROM lobbies WHERE opened_at < ?"
+            db.execute(f"DELETE FROM events WHERE match IN ({gone})", (opened_before,))
+            count = db.execute("DELETE FROM lobbies WHERE opened_at < ?", (opened_before,)).rowcount
+            db.execute("COMMIT")
+        except Exception as exc:
+            db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):  # a full disk: the store's trouble
+                raise StoreUnavailable(str(exc)) from exc
+            raise
+        return int(count)
 
     async def close(self) -> None:
         self._commit()  # appends still waiting for their turn
