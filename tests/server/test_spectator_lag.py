@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from matchsim import Sim, rebuilt, snapshot
+from race import MakeAppT, client, start_race
+from wsclient import Msg, WsClient
 
 from server import protocol as p
 from server.engine import VARIANTS, Game, get_variant
@@ -276,3 +278,43 @@ def test_a_spectator_never_sees_beyond_a_racer_still_playing(
         # Each play shown in its own frame, in order, with the board its racer had after it.
         later = acks(sim, n)[len(acks(sim, n)) - len(spectator.frames[n]) :]
         assert [b.view for b in spectator.frames[n]] == [a.view for a in later]
+
+
+# ------------------------------------------------------------- real sockets
+
+
+async def test_a_racer_watching_as_a_stranger_sees_only_what_they_drew(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """Over real sockets: Ann watches her own race from a second connection under no identity."""
+    app = await make_app(**backend)
+    race = await start_race(app)
+    ann_watching = await client(app)
+    await ann_watching.request({"type": "watch", "match": race.code}, "watching")
+    bob = [await race.move(1, "T") for _ in range(2)]  # 6 cards out of Bob's stock: Ann's to come
+    swap = await race.move(0, "A1~B1")  # Ann draws nothing: her board shows at once
+    board = await ann_watching.expect("board", seat=0)
+    assert board["ev"] == swap["ev"]
+    assert [m["type"] for m in ann_watching.received if m.get("seat") == 1] == ["progress", "progress"]
+    turn = await race.move(0, "T")  # 3 out: as far as Bob's first turn
+    shown = await boards_after(ann_watching, 2)
+    assert [(m["seat"], m["view"]["moves"], m["ev"]) for m in shown] == [
+        (0, 2, turn["ev"]),
+        (1, 1, turn["ev"]),
+    ]
+    assert shown[1]["view"] == bob[0]["view"]
+    late = await client(app)
+    watching = await late.request({"type": "watch", "match": race.code}, "watching")
+    assert [(b["view"], b["moves"], b["progress"]["moves"]) for b in watching["boards"]] == [
+        (turn["view"], ["A1~B1", "T"], 2),
+        (bob[0]["view"], ["T"], 2),  # the numbers are live, the board as far as Ann has drawn
+    ]
+    await race.players[0].send({"type": "finish"})  # Ann is out: Bob's board need not wait for her
+    finished = await ann_watching.expect("finished", seat=0)
+    (board,) = await boards_after(ann_watching, 1)
+    assert (board["seat"], board["view"], board["ev"]) == (1, bob[1]["view"], finished["ev"])
+
+
+async def boards_after(spectator: WsClient, count: int) -> list[Msg]:
+    """The next ``count`` board frames, skipping other frames."""
+    return [await spectator.expect("board") for _ in range(count)]
