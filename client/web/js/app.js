@@ -1076,8 +1076,8 @@ function watchScreen(code) {
     }
   }
 
-  /** While a race with a hidden stock runs, a racer's board is shown only as far as the other racer
-   * has drawn from the stock: both hold the same deal (docs/protocol.md, "What spectators see"). */
+  /** While a race with a hidden stock runs, a racer's board is shown only as far as the other racer has
+   * drawn from the stock: both hold the same deal (docs/protocol.md, "What spectators see of a live race"). */
   function drawLagNote() {
     const lb = st.lobby;
     lagNote.hidden = !(lb && lb.status === "playing" && !lb.solo && lb.variant !== "open" && !st.result);
