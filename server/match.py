@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Literal, overload
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from . import daily
 from . import protocol as p
-from .engine import Game, IllegalMove, InvalidMove, Move, rating
+from .engine import Game, IllegalMove, InvalidMove, Move, get_variant, rating
 
 COUNTDOWN_MS = 3000
 DEFAULT_GRACE_MS = 60_000
@@ -221,6 +222,9 @@ class SeatState:
     seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
     last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
     undos_after: dict[int, int] = field(default_factory=dict)  # practice: seq -> undos made before the next
+    # Spectator lag (Match._release_held): the cards drawn after each play not yet shown to
+    # spectators, oldest first. Only the count: the boards are rebuilt when they are shown.
+    held: list[int] = field(default_factory=list)
     ended: Ended | None = None
     rematch: bool = False
 
@@ -266,6 +270,10 @@ class Match:
         self.decided_at = 0
         self.rematch_match: str | None = None
         self.ev = opened.ev
+        # Both racers play the same stock, so a board shown live would show a racer (watching
+        # as someone else) their own stock to come: spectators see boards with a lag (_release_held).
+        self.spectators_lag = opened.seats >= 2 and not get_variant(opened.variant).open_stock
+        self.released: dict[int, int] = {}  # seat -> plays the last event applied showed to spectators
 
     # ------------------------------------------------------------ helpers
 
@@ -322,6 +330,8 @@ class Match:
         would reveal the racer's own stock to come. ``seat`` is the one the
         asking connection holds here, ``player`` its identity (if it said
         hello): the same person on another connection is refused too.
+        Identities are free, so a racer may still watch as a stranger: what
+        keeps that harmless is the spectator lag (``_release_held``).
         """
         if self.status == "finished" or len(self.seats) < 2:
             return
@@ -632,16 +642,19 @@ class Match:
                 if s is not None:
                     s.game = Game.new(self.seed, self.variant)
         elif isinstance(e, Moved):
-            mover = self.seat(e.seat)
-            mover.last_recorded = self._game(e.seat).play(e.move)
+            mover, game = self.seat(e.seat), self._game(e.seat)
+            mover.last_recorded = game.play(e.move)
             mover.seq_moves.append(e.move)
             mover.seq_evs.append(e.ev)
+            mover.held.append(game.drawn)
+            self._release_held()
         elif isinstance(e, Undone):
             self._game(e.seat).undo()
             undoer = self.seat(e.seat)
             undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
         elif isinstance(e, Ended):
             self.seat(e.seat).ended = e
+            self._release_held()  # its racer learns nothing more: the others' boards need not wait for them
         elif isinstance(e, Decided):
             self.status, self.result, self.decided_at = "finished", e.result, e.at
             for s in self.seats:
@@ -651,6 +664,41 @@ class Match:
             self.seat(e.seat).rematch = True
         elif isinstance(e, RematchOpened):
             self.rematch_match = e.match
+
+    def _release_held(self) -> None:
+        """Show spectators every held play that no racer still playing can learn from any more.
+
+        Both racers play the same stock, so a spectator (maybe one of the
+        racers, watching under another identity) who saw a board drawn further
+        into the stock than the other racer would know that racer's stock to
+        come. So a play is shown once every other racer whose game goes on has
+        drawn at least as many stock cards as its racer had after it. Draw
+        counts only grow, so a seat's plays come out in order; most plays draw
+        nothing beyond that and come out at once. A racer whose game ended
+        holds nothing back any more, so once every game has ended all is shown.
+        """
+        self.released.clear()
+        for n, s in enumerate(self.seats):
+            if s is None or not s.held:
+                continue
+            limit = self._draw_limit(n)
+            shown = len(s.held) if limit is None else bisect_right(s.held, limit)
+            if shown:
+                del s.held[:shown]
+                self.released[n] = shown
+
+    def _draw_limit(self, n: int) -> int | None:
+        """How far into the stock seat ``n``'s shown board may be: as far as every other playing racer (None: any)."""
+        if not self.spectators_lag:
+            return None
+        return min(
+            (
+                self._game(t).drawn
+                for t, s in enumerate(self.seats)
+                if t != n and s is not None and s.ended is None
+            ),
+            default=None,
+        )
 
     # ------------------------------------------------------------- render
 
@@ -734,7 +782,8 @@ class Match:
         if isinstance(e, Moved | Undone):
             return self._render_move(e, wanted)
         if isinstance(e, Ended):
-            return [(ALL, p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at))]
+            finished = p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at)
+            return [(ALL, finished), *(self._released_boards(e.ev, {}) if wanted(SPECTATORS) else [])]
         if isinstance(e, Decided):
             return [(ALL, self.lobby(e.ev)), (ALL, self.public_result(e.result, e.at))]  # status: finished
         if isinstance(e, RematchOpened):
@@ -753,20 +802,73 @@ class Match:
         mover, watchers = wanted(("seat", e.seat)), wanted(SPECTATORS)
         if not (mover or watchers):
             return out
-        game = self.seat(e.seat).game
-        assert game is not None
-        view = game.player_view()
-        if isinstance(e, Moved):
-            move, auto = e.move, [str(m) for m in self.seat(e.seat).last_recorded[1:]]
-            mine: p.Outgoing = p.ack_frame(e.seq, e.ev, move, auto, view)
-        else:
-            move, auto = "undo", []
-            mine = p.Undone(ev=e.ev, moves=e.moves, view=p.View.model_validate(view))
+        game = self._game(e.seat)
+        view = game.player_view() if mover or isinstance(e, Undone) else None
         if mover:
+            assert view is not None
+            if isinstance(e, Moved):
+                auto = [str(m) for m in self.seat(e.seat).last_recorded[1:]]
+                mine: p.Outgoing = p.ack_frame(e.seq, e.ev, e.move, auto, view)
+            else:
+                mine = p.Undone(ev=e.ev, moves=e.moves, view=p.View.model_validate(view))
             out.insert(0, (("seat", e.seat), mine))
-        if watchers:
-            out.append((SPECTATORS, p.board_frame(e.ev, e.seat, move, auto, view, numbers, finished)))
+        if watchers and isinstance(e, Undone):  # practice: one racer, nothing held back
+            assert view is not None
+            out.append((SPECTATORS, p.board_frame(e.ev, e.seat, "undo", [], view, numbers, finished)))
+        elif watchers:
+            out += self._released_boards(e.ev, {e.seat: view} if view is not None else {})
         return out
+
+    def _released_boards(
+        self, ev: int, built: Mapping[int, dict[str, Any]]
+    ) -> list[tuple[Audience, p.Outgoing]]:
+        """A board frame for each play the event ``ev`` showed spectators (``_release_held``), in order.
+
+        A frame shown late carries the ``ev`` that showed it, so a spectator's
+        ``ev`` still only grows; its ``progress`` is the racer's as of ``ev``,
+        like the live ``progress`` frames. ``built``: views already built, by
+        seat (the mover's, for its ack): most plays are shown at once.
+        """
+        out: list[tuple[Audience, p.Outgoing]] = []
+        for n, count in self.released.items():
+            s, game = self.seat(n), self._game(n)
+            numbers, finished = vars(_numbers(game)), s.ended is not None
+            for recorded, view in self._shown_plays(n, count, built.get(n)):
+                move, auto = recorded[0].text, [m.text for m in recorded[1:]]
+                out.append((SPECTATORS, p.board_frame(ev, n, move, auto, view, numbers, finished)))
+        return out
+
+    def _shown_plays(
+        self, n: int, count: int, current: dict[str, Any] | None
+    ) -> list[tuple[list[Move], dict[str, Any]]]:
+        """Seat ``n``'s ``count`` plays just shown, each with its board after it (``current``: the game's view).
+
+        The game has gone on by the plays still held; it steps back over those
+        and the shown ones (the engine's undo) and plays them again, taking
+        each shown play's view on the way. So a held play keeps nothing but
+        its draw count, and costs nothing where nobody watches.
+        """
+        s, game = self.seat(n), self._game(n)
+        if count == 1 and not s.held:  # most plays: shown as they are made
+            return [(s.last_recorded, game.player_view() if current is None else current)]
+        shown = []
+        for i, play in enumerate(_take_back(game, count + len(s.held))):
+            recorded = game.play(play[0])
+            if i < count:
+                shown.append((recorded, game.player_view()))
+        return shown
+
+    def _shown_board(self, n: int) -> tuple[p.View | None, list[str]]:
+        """Seat ``n``'s board and moves as spectators have been shown them (``_release_held``)."""
+        s = self.seat(n)
+        if not s.held:
+            return self.view(n), self.moves(n)
+        game = self._game(n)
+        held = _take_back(game, len(s.held))
+        shown = p.View.model_validate(game.player_view()), [m.text for m in game.moves]
+        for play in held:
+            game.play(play[0])
+        return shown
 
     def _ack_for(self, seat: int, seq: int) -> p.Ack:
         """The ack of an applied seq, rebuilt by replaying that seat's moves (and undos) up to it."""
@@ -801,14 +903,8 @@ class Match:
         for n, s in enumerate(self.seats):
             if s is None:
                 continue
-            boards.append(
-                p.SeatSnapshot(
-                    seat=n,
-                    progress=self.progress(n),
-                    view=self.view(n),
-                    moves=self.moves(n),
-                )
-            )
+            view, moves = self._shown_board(n)
+            boards.append(p.SeatSnapshot(seat=n, progress=self.progress(n), view=view, moves=moves))
         return p.Watching(
             match=self.id,
             ev=self.ev,
@@ -874,6 +970,13 @@ def race_winner(ended: list[Ended]) -> tuple[int | None, bool]:
     if ka == kb:
         return None, True
     return (a.seat if ka < kb else b.seat), False
+
+
+def _take_back(game: Game, plays: int) -> list[list[Move]]:
+    """Undo ``game``'s last ``plays`` plays; return them oldest first, each to play again with its first move."""
+    undone = [game.undo() for _ in range(plays)]
+    undone.reverse()
+    return undone
 
 
 def _numbers(game: Game) -> Numbers:

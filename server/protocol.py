@@ -350,7 +350,10 @@ class Rejected(Message):
 
 
 class Board(Message):
-    """Spectators only: a racer's move and their board after it."""
+    """Spectators only: a racer's move and their board after it (during a race, maybe with a later ``ev``).
+
+    ``move`` is ``undo`` when a practice player took their last play back.
+    """
 
     type: Literal["board"] = "board"
     ev: int

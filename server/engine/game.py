@@ -176,6 +176,20 @@ class Game:
         return self._redeals_left
 
     @property
+    def drawn(self) -> int:
+        """How many of the deal's stock cards have come out (turned, or refilled onto the grid).
+
+        Both racers of a match share the deal, so this is how far into the
+        other's stock one's board tells. It only grows: a redeal (``relaxed``)
+        brings back cards that all came out before (the stock was empty), so
+        from then on the whole stock counts as drawn.
+        """
+        stock_size = self.variant.cards - self._n
+        if self._redeals_left < self.variant.redeals:
+            return stock_size
+        return stock_size - len(self._stock)
+
+    @property
     def is_won(self) -> bool:
         return not self._stock and not any(self._wastes)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from engine_helpers import position
 
-from server.engine import IllegalMove
+from server.engine import Game, IllegalMove
 
 GRID = {"A1": ["2S"], "B1": ["KD"], "C1": ["5S"]}
 
@@ -109,3 +109,21 @@ def test_three_waste_refill_own_row_first(spot: str, wastes: list[list[str]], ta
     card = expected[taken_from].pop()
     assert game.grid()[spot] == [card]
     assert game.state()["waste"] == expected
+
+
+def test_drawn_counts_stock_cards_out_and_a_redeal_brings_none_new() -> None:
+    game = Game.new("12345")
+    assert game.drawn == 0
+    game.play("A1:0>C2")  # A1 is refilled from the stock
+    game.play("T")
+    assert game.drawn == 4 and game.stock_count == 68
+    relaxed = Game.new("12345", "relaxed")
+    while relaxed.stock_count:
+        relaxed.play("T")
+    assert relaxed.drawn == 72
+    relaxed.play("R")  # the waste again, in the order it came out: nothing new
+    relaxed.play("T")
+    assert relaxed.stock_count > 0 and relaxed.drawn == 72
+    single = Game.new("1", "single-deck")
+    single.play("T")
+    assert single.drawn == 3 and single.stock_count == 33

@@ -72,14 +72,15 @@ def assert_consecutive(client: WsClient) -> None:
     """Every match event reached this party once, in order: ev goes up by one.
 
     One event may render as more than one message (a countdown also updates
-    the lobby), so messages share an ev but never repeat one (ev, type).
+    the lobby; a racer's draw shows spectators the other's boards held back
+    for it, one each), so messages share an ev but never repeat one.
     """
     seen = [
-        (m["ev"], m["type"])
+        (m["ev"], m["type"], m.get("seat"), m["view"]["moves"] if m["type"] == "board" else None)
         for m in client.received
         if "ev" in m and m["type"] not in ("watching", "resumed")
     ]
-    evs = [ev for ev, _ in seen]
+    evs = [ev for ev, *_ in seen]
     assert evs == sorted(evs) and len(set(seen)) == len(seen), seen
     assert sorted(set(evs)) == list(range(evs[0], evs[-1] + 1)), repr(seen)
 
@@ -109,6 +110,38 @@ async def test_race_across_three_processes(servers: list[ServerProcess]) -> None
     # the opponent saw every one of the other's moves as progress, in order
     progress_b = [m["moves"] for m in b.received if m["type"] == "progress" and m["seat"] == 0]
     assert progress_b == list(range(1, 13))
+
+
+async def test_spectators_on_every_process_see_the_same_boards_held_back(
+    servers: list[ServerProcess],
+) -> None:
+    """Spectator lag is folded from the log: each process holds back and shows the same boards."""
+    a, b, created, _ = await seat_two(servers[0].url, servers[1].url)
+    code = created["match"]
+    spectators = [await WsClient.connect(proc.url) for proc in servers[:2]]
+    for spectator in spectators:
+        await spectator.request({"type": "watch", "match": code}, "watching")
+    await start(a, b)
+    acks_b = await play_turns(b, 1, 3)  # 9 of Bob's stock cards out: Ann's to come
+    late = await WsClient.connect(servers[2].url)  # a process that had no part in the match yet
+    watching = await late.request({"type": "watch", "match": code}, "watching")
+    bob = watching["boards"][1]
+    assert (bob["progress"]["moves"], bob["moves"], bob["view"]["stock_count"]) == (3, [], 72)
+    (ack_a,) = await play_turns(a, 1, 1)  # 3 out: Bob's first turn shows
+    await a.send({"type": "finish"})  # then Ann is out: nothing waits for her any more
+    finished = await a.expect("finished", seat=0)
+    await b.send({"type": "finish"})
+    for spectator in (*spectators, late):
+        await spectator.expect("result", timeout=15)
+        assert_consecutive(spectator)
+    shown = [[m for m in s.received if m["type"] == "board"] for s in (*spectators, late)]
+    assert shown[0] == shown[1] == shown[2]
+    assert [(m["seat"], m["ev"], m["view"]) for m in shown[0]] == [
+        (0, ack_a["ev"], ack_a["view"]),
+        (1, ack_a["ev"], acks_b[0]["view"]),
+        (1, finished["ev"], acks_b[1]["view"]),
+        (1, finished["ev"], acks_b[2]["view"]),
+    ]
 
 
 async def test_resume_on_another_process(servers: list[ServerProcess]) -> None:

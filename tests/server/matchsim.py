@@ -18,12 +18,19 @@ TOKENS = ("seat0-token-aaaaaaaaaaaaaaaa", "seat1-token-bbbbbbbbbbbbbbbb")
 class Sim:
     """One match, a log, a clock, and what each audience received."""
 
-    def __init__(self, seats: int = 2, seed: str = "12345", time_limit_s: int = 600, grace_ms: int = 60_000):
+    def __init__(
+        self,
+        seats: int = 2,
+        seed: str = "12345",
+        time_limit_s: int = 600,
+        grace_ms: int = 60_000,
+        variant: str = "classic",
+    ):
         self.now = T0
         self.grace_ms = grace_ms
         self.log: list[Event] = Match.open(
             CODE,
-            variant="classic",
+            variant=variant,
             seed=seed,
             seats=seats,
             time_limit_s=time_limit_s,

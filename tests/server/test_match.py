@@ -85,6 +85,7 @@ def test_ready_countdown_start_at_tick() -> None:
 def test_move_renders_ack_progress_board() -> None:
     sim = Sim()
     sim.start()
+    sim.move(1, 1, "T")  # Ann's turn then draws nothing beyond Bob's: spectators see it at once
     mark = len(sim.out)
     (moved,) = sim.move(0, 1, "T")  # type: ignore[misc]
     assert isinstance(moved, Moved)
@@ -99,7 +100,7 @@ def test_move_renders_ack_progress_board() -> None:
         1,
         72,
     )
-    board = rendered[("spectators", -1)]
+    board = next(m for a, m, _ in sim.out[mark:] if a == ("spectators", -1))
     assert isinstance(board, p.Board) and board.view == ack.view and board.progress == prog
     # The opponent gets the numbers only.
     assert sim.to(1)[-1] == prog

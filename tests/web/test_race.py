@@ -49,24 +49,31 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
     expect(eve.locator(".spec-board .pile")).to_have_count(48)
     assert bea.evaluate("document.documentElement.scrollWidth") <= 360
 
-    # Both boards move for the spectator.
+    # Both boards move for the spectator, each as far as the other racer has drawn: both hold the
+    # same deal, so Ada's turned cards are Bea's stock to come (a racer could watch as a stranger).
+    expect(eve.locator(".spec-lag")).to_have_text("Shown as far as both racers have drawn.")
     turn(ada)
+    expect(eve.locator('.spec-col[data-seat="0"] .p-moves')).to_have_text("1")  # the numbers are live
+    expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", "72")
+    turn(bea)  # Bea has drawn as far: Ada's turn shows, then Bea's
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", "69")
-    turn(bea)
     expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-stock", "69")
     # A move chosen by clicking a pile (or the waste) and then a lit-up target.
     source = play_any_move(ada)
     assert source is not None, "deal 12345 has a swap or a build at the start"
+    turn(bea)
     expect(eve.locator('.spec-col[data-seat="0"] .move-list li')).to_have_count(moves(ada))
-    expect(eve.locator('.spec-col[data-seat="1"] .move-list li')).to_have_count(1)
+    expect(eve.locator('.spec-col[data-seat="1"] .move-list li')).to_have_count(1)  # ahead of Ada now
     # Ada's opponent box on Bea's phone follows Ada's numbers.
     expect(bea.locator(".progress-box .p-moves")).to_have_text(str(moves(ada)))
     for _ in range(8):
         turn(ada)
         while play_waste(ada):
             pass
-    turn(bea)
+    while stock(bea) > stock(ada):  # only the stock counts: builds from the waste draw nothing
+        turn(bea)
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-moves", str(moves(ada)))
+    expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", str(stock(ada)))
     shot(ada, "race", full_page=True)
     shot(bea, "race-phone", full_page=True)
     shot(eve, "spectator", full_page=True)
@@ -76,6 +83,7 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
         assert stock(racer) == 0
         finish(racer)
 
+    expect(eve.locator(".spec-lag")).to_be_hidden()  # decided: every board as it ended
     for page in (ada, bea, eve):
         expect(page.locator("#result")).to_be_visible()
         expect(page.locator("#result .seed code")).to_have_text("12345")
@@ -138,12 +146,15 @@ def test_reload_and_dropped_network_resume_the_same_game(server_url: str, pages:
     turn(ada)
     expect(bea.locator(".progress-box .p-moves")).to_have_text(str(moves(ada)))
 
-    # A spectator arriving late sees the current state at once.
-    turn(bea)
+    # A spectator arriving late sees the boards at once, as far as both racers have drawn.
+    while stock(bea) > stock(ada):
+        turn(bea)
     eve = pages.new()
     eve.goto(link.replace("/m/", "/w/"))
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-moves", str(moves(ada)))
-    expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-moves", "1")
+    bea_shown = (72 - stock(ada)) // 3  # Bea only turned: her turns that drew no further than Ada
+    expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-moves", str(bea_shown))
+    expect(eve.locator('.spec-col[data-seat="1"] .p-moves')).to_have_text(str(moves(bea)))  # live numbers
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", str(stock(ada)))
     expect(eve.locator('.spec-col[data-seat="0"] .move-list li')).to_have_count(moves(ada))
 

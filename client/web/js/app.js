@@ -1019,7 +1019,8 @@ function watchScreen(code) {
   const top = el("div", { class: "match-top" });
   const panel = el("div", { class: "match-panel" });
   const cols = el("div", { class: "spectate" });
-  app.replaceChildren(top, panel, cols);
+  const lagNote = el("p", { class: "note spec-lag", i18n: "spectator_lag" });
+  app.replaceChildren(top, panel, cols, lagNote);
   const boards = {};
   net.send({ type: "watch", match: code });
 
@@ -1075,10 +1076,18 @@ function watchScreen(code) {
     }
   }
 
+  /** While a race with a hidden stock runs, a racer's board is shown only as far as the other racer has
+   * drawn from the stock: both hold the same deal (docs/protocol.md, "What spectators see of a live race"). */
+  function drawLagNote() {
+    const lb = st.lobby;
+    lagNote.hidden = !(lb && lb.status === "playing" && !lb.solo && lb.variant !== "open" && !st.result);
+  }
+
   function drawAll() {
     drawTop();
     drawPanel();
     drawColumns();
+    drawLagNote();
   }
   drawAll();
 
