@@ -43,9 +43,11 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
 
     eve.goto(f"{server_url}w/{code}")
     expect(eve.locator(".spec-col")).to_have_count(2)
+    expect(eve.locator(".spec-col .p-state")).to_have_text(["not ready yet", "not ready yet"])
     shot(ada, "lobby", full_page=True)
 
     start(ada, bea)
+    expect(eve.locator(".spec-col .p-state")).to_have_text(["Playing", "Playing"])
     expect(eve.locator(".spec-board .pile")).to_have_count(48)
     assert bea.evaluate("document.documentElement.scrollWidth") <= 360
 
@@ -288,3 +290,30 @@ def test_a_strangers_link_to_a_full_race_shows_it_and_codes_may_be_lower_case(
     cid.goto(link.replace(code, code.lower()))
     expect(cid).to_have_url(link.replace("/m/", "/w/"))  # full: shown to a spectator instead
     expect(cid.locator("body")).to_contain_text("Bob")
+
+
+def test_a_friend_by_link_is_asked_their_name_before_the_seat(server_url: str, pages: Any) -> None:
+    ada, bob = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    bob.goto(link)
+    expect(bob.locator("#join-form #name")).to_be_focused()
+    expect(bob.locator("#join-form .invite")).to_have_text("Ada invites you to race on the same deal.")
+    expect(ada.locator("#lobby .seats li.free")).to_have_count(1)  # no seat is taken before the name
+    bob.fill("#name", "Bob")
+    bob.click("#join")
+    expect(bob.locator("#lobby")).to_contain_text("Bob (you)")
+    expect(ada.locator("#lobby .seats")).to_contain_text("Bob")
+
+
+def test_an_opponent_who_is_away_is_shown_so_until_back(server_url: str, pages: Any) -> None:
+    ada, bea, link = race(server_url, pages)
+    state = ada.locator(".side .progress-box .p-state")
+    expect(state).to_have_text("Playing")
+    tabs = bea.context
+    bea.close()
+    expect(state).to_have_text("offline")
+    expect(ada.locator(".side .progress-box.away")).to_have_count(1)
+    bea = tabs.new_page()
+    bea.goto(link)  # the seat kept in the browser: resumed
+    expect(bea.locator(f"{BOARD} .pile")).to_have_count(24)
+    expect(state).to_have_text("Playing")

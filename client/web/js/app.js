@@ -358,6 +358,17 @@ function racerDone(st, seat) {
   return Boolean(st.result || st.finished[seat] || (st.progress[seat] && st.progress[seat].finished));
 }
 
+/** The word under a racer's progress (an i18n key): done, not started yet, away, or playing.
+ * Away in a race: their game goes on, and they are abandoned if they do not come back in time. */
+function racerState(st, seat) {
+  const s = st.lobby && st.lobby.seats.find((x) => x.seat === seat);
+  if (racerDone(st, seat)) return "finished_flag";
+  if (!s) return "playing_flag";
+  if (st.lobby.status === "lobby") return s.ready ? "seat_ready" : "seat_waiting";
+  if (!s.connected) return "seat_offline";
+  return st.lobby.status === "countdown" ? "seat_ready" : "playing_flag";
+}
+
 /** A form's answer to "create": go to the new match, or let the form's button be pressed again.
  * `extra()`: what to keep with the seat that the lobby does not say (saveSeat). */
 function onCreated(buttonId, extra = () => ({})) {
@@ -490,11 +501,12 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
   );
 }
 
-function progressBox(p, name, total, { opponent = true, done = false } = {}) {
+function progressBox(p, name, total, { opponent = true, state = "playing_flag" } = {}) {
   p = p || { seat: "", on_grid: total / 4, leftover: (total * 3) / 4, moves: 0 };
+  const look = { finished_flag: "done", seat_offline: "away" }[state] || "";
   return el(
     "div",
-    { class: `progress-box ${done ? "done" : ""}`, "data-seat": p.seat },
+    { class: `progress-box ${look}`, "data-seat": p.seat },
     el("h3", {}, opponent ? el("span", { i18n: "opponent" }) : null, opponent ? ": " : null, el("span", { text: name })),
     el(
       "dl",
@@ -506,7 +518,7 @@ function progressBox(p, name, total, { opponent = true, done = false } = {}) {
       el("dt", { i18n: "moves_short" }),
       el("dd", { class: "p-moves", text: String(p.moves) }),
     ),
-    el("p", { class: "p-state", i18n: done ? "finished_flag" : "playing_flag" }),
+    el("p", { class: "p-state", i18n: state }),
   );
 }
 
@@ -612,8 +624,18 @@ function matchScreen(code) {
     drawAll();
     resume();
   }
+  /** Take the free seat, under the name kept in this browser. */
+  function join() {
+    st.askName = false;
+    const name = localStorage.getItem("grip:name");
+    net.send({ type: "join", match: code, ...(name ? { name } : {}) });
+  }
+  // Someone who came by a friend's link has had no name field yet: ask once, before the seat.
+  // Meanwhile the page watches the lobby (who invites them; whether a seat is still free).
+  st.askName = !st.token && !localStorage.getItem("grip:name");
   if (st.token) resume();
-  else net.send({ type: "join", match: code, ...(localStorage.getItem("grip:name") ? { name: localStorage.getItem("grip:name") } : {}) });
+  else if (st.askName) net.send({ type: "watch", match: code });
+  else join();
 
   function sendMove(text) {
     if (st.pending || !net.online) return;
@@ -653,6 +675,10 @@ function matchScreen(code) {
   }
 
   function drawPanel() {
+    if (st.askName && !st.fatal && st.joinForm && st.joinForm.parentNode === panel) {
+      joinForm(); // in place: taken out and put back, the name field would lose the typing focus
+      return;
+    }
     panel.replaceChildren();
     if (st.fatal) {
       panel.append(
@@ -670,6 +696,10 @@ function matchScreen(code) {
           ),
         ),
       );
+      return;
+    }
+    if (st.askName) {
+      panel.append(joinForm());
       return;
     }
     const lb = st.lobby;
@@ -751,6 +781,35 @@ function matchScreen(code) {
     }
   }
 
+  /** The name and a Join button, for a stranger by link; built once, so redraws keep what is typed. */
+  function joinForm() {
+    const host = st.lobby && st.lobby.seats[0];
+    if (!st.joinForm) {
+      st.joinForm = el(
+        "form",
+        { class: "panel lobby", id: "join-form" },
+        el("h2", { i18n: "join_race_title" }),
+        el("p", { class: "invite" }),
+        el("p", {}, el("span", { i18n: "code" }), ": ", el("strong", { class: "code big", text: code })),
+        nameField(),
+        el(
+          "p",
+          { class: "row" },
+          el("button", { class: "btn primary", type: "submit", id: "join", i18n: "join" }),
+          el("a", { class: "btn ghost", href: `/w/${code}`, "data-link": true, i18n: "watch" }),
+        ),
+      );
+      st.joinForm.addEventListener("submit", (e) => {
+        e.preventDefault();
+        join();
+        drawPanel();
+      });
+      requestAnimationFrame(() => st.joinForm.querySelector("#name").focus());
+    }
+    fill(st.joinForm.querySelector(".invite"), host ? el("span", { i18n: "invited_by", args: { name: host.name } }) : null);
+    return st.joinForm;
+  }
+
   /** A read-only link and its Copy button. */
   function linkRow(id, buttonId, link, labelKey) {
     const input = el("input", { id, type: "text", readonly: true, value: link, "aria-label": t(labelKey) });
@@ -770,7 +829,7 @@ function matchScreen(code) {
     const total = totalCards(lb.variant);
     for (const s of lb.seats) {
       if (s.seat === st.seat) continue;
-      side.append(progressBox(st.progress[s.seat], s.name, total, { done: racerDone(st, s.seat) }));
+      side.append(progressBox(st.progress[s.seat], s.name, total, { state: racerState(st, s.seat) }));
     }
     const actions = el("div", { class: "actions" });
     if (!st.result && !myEnded() && lb.status === "playing") {
@@ -913,6 +972,17 @@ function matchScreen(code) {
     },
     onMessage(msg) {
       switch (msg.type) {
+        case "watching": {
+          // the peek of a stranger asked for their name: join only a lobby with a free seat
+          st.lobby = msg.lobby;
+          seen(msg);
+          if (msg.lobby.status !== "lobby" || msg.lobby.solo || msg.lobby.seats.length >= 2) {
+            navigate(`/w/${code}`, true);
+            return true;
+          }
+          drawAll();
+          return true;
+        }
         case "joined":
           st.token = msg.token;
           st.seat = msg.seat;
@@ -981,7 +1051,11 @@ function matchScreen(code) {
             setTimeout(resume, 400 * st.resumeTries);
             return true;
           }
-          if (!st.lobby && !st.token && ["full", "wrong_phase"].includes(msg.code)) {
+          if (st.askName && msg.code === "not_allowed") {
+            drawAll(); // a daily race cannot be watched while its day runs: no peek, the form all the same
+            return true;
+          }
+          if (!st.token && ["full", "wrong_phase"].includes(msg.code)) {
             // a stranger's link to a race that is full, started or over: show it to them instead
             toast(errorText(msg.code));
             navigate(`/w/${code}`, true);
@@ -1058,7 +1132,7 @@ function watchScreen(code) {
     cols.replaceChildren();
     for (const n of seats) {
       const col = el("section", { class: "spec-col", "data-seat": String(n), "aria-label": nm[n] });
-      col.append(progressBox(st.progress[n], nm[n], total, { opponent: false, done: racerDone(st, n) }));
+      col.append(progressBox(st.progress[n], nm[n], total, { opponent: false, state: racerState(st, n) }));
       const bx = el("div", { class: "board-wrap spec-board", "data-seat": String(n), role: "region" });
       if (!boards[n]) boards[n] = new Board(bx, { name: nm[n] });
       else {
