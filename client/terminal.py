@@ -214,13 +214,34 @@ def _seat_name(screen: Screen, seat: int) -> str:
     return f"seat {seat}"
 
 
+def _away(screen: Screen, seat: int) -> bool:
+    """A racer whose connection dropped during the race (their game goes on; the grace period runs)."""
+    lobby = screen.lobby
+    if lobby is None or lobby.status not in ("countdown", "playing"):
+        return False
+    return any(s.seat == seat and not s.connected for s in lobby.seats)
+
+
 def progress_line(screen: Screen, seat: int, style: Style) -> str:
     prog = screen.progress.get(seat)
     name = _seat_name(screen, seat)
+    away = style(" (away)", 31) if _away(screen, seat) else ""
     if prog is None:
-        return f"{name}: waiting"
-    done = style(" finished", 32) if prog.finished else ""
+        return f"{name}: waiting{away}"
+    done = style(" finished", 32) if prog.finished else away
     return f"{name}: leftover {style(str(prog.leftover), 1)}, on grid {prog.on_grid}, complete {prog.complete}, moves {prog.moves}{done}"
+
+
+def boards_lag(screen: Screen) -> bool:
+    """Whether a spectator's boards may lag: a live race on a hidden stock (docs/protocol.md)."""
+    lobby = screen.lobby
+    return (
+        lobby is not None
+        and lobby.status == "playing"
+        and not lobby.solo
+        and lobby.variant != "open"
+        and screen.result is None
+    )
 
 
 def render_result(result: p.Result, style: Style) -> list[str]:
@@ -274,6 +295,8 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> st
         for seat in sorted(screen.boards):
             lines += render_board(screen.boards[seat], style, progress_line(screen, seat, style))
             lines.append("")
+        if boards_lag(screen):
+            lines.append("Boards shown as far as both racers have drawn (the counts are live).")
     if screen.result is not None:
         lines += render_result(screen.result, style)
     if screen.note:

@@ -200,3 +200,19 @@ async def test_a_spectator_s_clock_ticks_and_quit_leaves(url: str) -> None:
     await wait_until(lambda: "T: a spectator can only quit" in out.getvalue(), what="a move refused")
     assert await quit_terminal(watch, typed) == 0  # long before the result
     await a.close()
+
+
+def test_a_racer_away_mid_race_is_marked_and_spectators_are_told_of_the_lag() -> None:
+    racing = lobby("playing")
+    away = racing.model_copy(
+        update={"seats": [racing.seats[0], racing.seats[1].model_copy(update={"connected": False})]}
+    )
+    racer = Screen(match="34679ACD", seat=0, lobby=away)
+    assert "Opponent Bob: waiting (away)" in render_screen(racer, Style(False), now_ms=0)
+    racer.update(p.Progress(ev=9, seat=1, leftover=60, on_grid=36, complete=2, moves=17, finished=False))
+    assert "moves 17 (away)" in render_screen(racer, Style(False), now_ms=0)
+    spectator = Screen(match="34679ACD", lobby=racing)
+    note = "Boards shown as far as both racers have drawn"
+    assert note in render_screen(spectator, Style(False), now_ms=0)
+    for over in (lobby("finished"), racing.model_copy(update={"variant": "open"})):
+        assert note not in render_screen(Screen(match="34679ACD", lobby=over), Style(False), now_ms=0)
