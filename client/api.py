@@ -304,15 +304,18 @@ class Client:
         time_limit_s: int = 600,
         bot: Literal["greedy", "lookahead"] | None = None,
     ) -> p.Seated:
-        msg = p.Create(
-            variant=variant,
-            seats=seats,
-            seed=seed,
-            deal=deal,
-            time_limit_s=time_limit_s,
-            name=self.name,
-            bot=bot,
-        )
+        try:
+            msg = p.Create(
+                variant=variant,
+                seats=seats,
+                seed=seed,
+                deal=deal,
+                time_limit_s=time_limit_s,
+                name=self.name,
+                bot=bot,
+            )
+        except ValidationError as exc:  # what the server would refuse as bad_message
+            raise ClientError(exc.errors()[0]["msg"]) from None
         reply = await self._request(msg, "created")
         assert isinstance(reply, p.Seated)
         return reply
@@ -651,7 +654,9 @@ class Client:
         if msg.last_seq < acked:
             self._lost_moves(msg, acked)
             return
-        self.last_ev = max(self.last_ev, msg.ev)
+        # The snapshot's ev, even below ours: the store may have lost events (a rolled-back Redis),
+        # and a later resume asking after ours would skip the new events numbered up to it.
+        self.last_ev = msg.ev
         self.view = msg.view or self.view
         self.next_seq = max(self.next_seq, msg.last_seq + 1)
 

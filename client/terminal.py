@@ -233,15 +233,9 @@ def progress_line(screen: Screen, seat: int, style: Style) -> str:
 
 
 def boards_lag(screen: Screen) -> bool:
-    """Whether a spectator's boards may lag: a live race on a hidden stock (docs/protocol.md)."""
+    """Whether a spectator's boards may lag now: the lobby says so, and the race is on."""
     lobby = screen.lobby
-    return (
-        lobby is not None
-        and lobby.status == "playing"
-        and not lobby.solo
-        and lobby.variant != "open"
-        and screen.result is None
-    )
+    return lobby is not None and lobby.boards_lag and lobby.status == "playing" and screen.result is None
 
 
 def render_result(result: p.Result, style: Style) -> list[str]:
@@ -430,7 +424,7 @@ class Terminal:
             move = await c.hint()
             self.screen.note = f"hint: {move}" if move else "hint: no move left; finish"
         elif text == "undo":
-            await c.undo()  # its answer (the board before the move) shows as it comes
+            await c.undo()  # its answer, the board before the move, is drawn by the event pump
         elif scripted:
             await c.play(text)
             self.screen.note = f"played {text}"

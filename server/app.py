@@ -561,7 +561,7 @@ class App:
             raise MatchError(p.ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
         conn.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
         await self._take_seat(conn, lm, 0)
-        if msg.bot is not None and msg.seats == 2:
+        if msg.bot is not None:  # the protocol allows a bot only with a second seat
             from .bots import seat_bot  # "race a bot": it takes seat 1 through dispatch, like a person
 
             await seat_bot(self, lm, msg.bot)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import protocol as p
 from .engine.view_players import STRATEGIES
-from .hub import connection_id
+from .hub import CLOSE_TRY_AGAIN, connection_id
 
 if TYPE_CHECKING:
     from .app import App, Connection
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PACE_S = (0.6, 1.6)  # seconds between moves, uniform: a brisk human
+RETRY_S = 1.0  # before resuming again when the store did not answer
 NAMES = {"greedy": "Greedy bot", "lookahead": "Lookahead bot"}
 
 
@@ -52,9 +53,11 @@ class BotPeer:
         self.live: LiveMatch | None = None
         self.seat: int | None = None
         self.rng = random.Random()
-        self._inbox: asyncio.Queue[p.Outgoing | None] = asyncio.Queue()
+        # None: stop; CLOSE_TRY_AGAIN: the connection was closed for a resume (as a client would)
+        self._inbox: asyncio.Queue[p.Outgoing | int | None] = asyncio.Queue()
         self._seq = 0
         self._ready_sent = False
+        self._resuming = False
         self._token = ""
 
     # ---------------------------------------------------------- peer side
@@ -67,7 +70,7 @@ class BotPeer:
             self.send(frame)
 
     def close(self, code: int, reason: str) -> None:
-        self._inbox.put_nowait(None)
+        self._inbox.put_nowait(code if code == CLOSE_TRY_AGAIN else None)
 
     # ---------------------------------------------------------- player side
 
@@ -84,6 +87,9 @@ class BotPeer:
                 item = await self._inbox.get()
                 if item is None:
                     return
+                if isinstance(item, int):
+                    await self._resume()
+                    continue
                 msg = p.as_message(item)
                 if not await self._on(msg):
                     return
@@ -106,6 +112,9 @@ class BotPeer:
         elif isinstance(msg, p.Start | p.Ack) and msg.view is not None:
             await self._play(msg.view)
         elif isinstance(msg, p.Rejected):
+            if msg.code in (p.ErrorCode.OUT_OF_ORDER, p.ErrorCode.UNAVAILABLE):
+                await self._resume()  # out of step with the match: its snapshot says where it stands
+                return True
             self._seq = msg.seq - 1
             if msg.view is not None and msg.code != p.ErrorCode.WRONG_PHASE:
                 await self._play(msg.view)
@@ -114,8 +123,16 @@ class BotPeer:
         elif isinstance(msg, p.Rematched):
             self._seq, self._ready_sent = 0, False
             await self._command(p.Resume(match=msg.match, token=self._token, last_ev=0))
+        elif isinstance(msg, p.Resumed):
+            self._seq, self._resuming = msg.last_seq, False
+            if msg.lobby.status == "playing" and msg.view is not None:
+                await self._play(msg.view)
         elif isinstance(msg, p.Error) and msg.code in (p.ErrorCode.NOT_FOUND, p.ErrorCode.TAKEN_OVER):
             return False
+        elif isinstance(msg, p.Error) and self._resuming and msg.code == p.ErrorCode.UNAVAILABLE:
+            self._resuming = False
+            await asyncio.sleep(RETRY_S)
+            await self._resume()
         return True
 
     async def _play(self, view: p.View) -> None:
@@ -129,6 +146,12 @@ class BotPeer:
             return
         self._seq += 1
         await self._command(p.MoveMsg(seq=self._seq, move=move))
+
+    async def _resume(self) -> None:
+        """Take the seat back (after a close that asks for it, ``Hub._reload``), as a client would."""
+        if self.live is not None and not self._resuming:
+            self._resuming = True
+            await self._command(p.Resume(match=self.live.match.id, token=self._token, last_ev=0))
 
     async def _leave(self) -> None:
         if self.live is not None:

@@ -84,6 +84,7 @@ class LiveMatch:
     timer: asyncio.TimerHandle | None = None
     deadline: int | None = None  # what ``timer`` is set for
     published: str | None = None  # the last batch this process published (its echo is skipped)
+    reloading: bool = False  # being read again from the store (``Hub._load_again``)
 
 
 class Hub:
@@ -99,6 +100,7 @@ class Hub:
         self.store = store
         self.bus = bus
         self._reload_notice = RELOAD + secrets.token_hex(4)  # this process's own, to skip its echo
+        self._unloadable: set[str] = set()  # orphans whose log does not replay, or is gone: not retried
         self.clock = clock
         self.grace_ms = grace_ms
         self.live: dict[str, LiveMatch] = {}
@@ -317,10 +319,13 @@ class Hub:
         log.error(
             "match %s: the store's log ends before event %d applied here; reloading", match_id, lm.match.ev
         )
+        lm.reloading = True
         try:
             events = await self.store.events(match_id)
         except StoreUnavailable:
             raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
+        finally:
+            lm.reloading = False
         if not events:  # nothing left of it
             self.drop(match_id)
             return
@@ -360,6 +365,9 @@ class Hub:
         if data is not None and data.startswith(RELOAD):
             if data != self._reload_notice:
                 self._spawn(self._locked_reload(lm))
+            return
+        if lm.reloading:  # the copy is being replaced: read what this was once the new one is in
+            self._spawn(self._locked_catch_up(lm))
             return
         events = decode_events(data) if data is not None else []
         if data is None or (events and events[0].ev > lm.match.ev + 1):
@@ -487,7 +495,11 @@ class Hub:
         connections as dropped.
         """
         running = await self.store.running()
-        orphans = {mid: conns for mid, conns in running.items() if mid not in self.live}
+        orphans = {
+            mid: conns
+            for mid, conns in running.items()
+            if mid not in self.live and mid not in self._unloadable
+        }
         alive = await self.store.alive({instance_of(c) for conns in orphans.values() for c in conns})
         for mid, conns in orphans.items():
             if any(instance_of(c) in alive for c in conns):
@@ -496,6 +508,8 @@ class Hub:
                 await self.get(mid)
             except MatchError as exc:
                 log.warning("could not take in match %s: %s", mid, exc.message)
+                if exc.code in (p.ErrorCode.CORRUPT, p.ErrorCode.NOT_FOUND):  # no retry mends it
+                    self._unloadable.add(mid)
 
     async def record_connection(self, lm: LiveMatch, seat: int, conn: str, *, connected: bool) -> None:
         """Record a seat's connection as started or ended; if the store cannot take it, keep trying.

@@ -29,6 +29,10 @@ from .engine import Game, IllegalMove, InvalidMove, Move, get_variant, rating
 
 COUNTDOWN_MS = 3000
 DEFAULT_GRACE_MS = 60_000
+#: Plays a racer may make in one game: games take tens to a few hundred, but piles may be
+#: moved back and forth without end, and some work grows with a game's plays (an old seq's
+#: ack is replayed, a spectator's lagging board is rebuilt): a cycling racer must not stall it.
+MAX_PLAYS = 2000
 
 # ------------------------------------------------------------------ events
 
@@ -478,6 +482,8 @@ class Match:
         s = self._playing_seat(seat, now)
         if seq != s.last_seq + 1:
             raise MatchError(p.ErrorCode.OUT_OF_ORDER, f"expected seq {s.last_seq + 1}, got {seq}")
+        if s.last_seq >= MAX_PLAYS:
+            raise MatchError(p.ErrorCode.NOT_ALLOWED, f"a game has at most {MAX_PLAYS} moves: finish it")
         game = self._game(seat)
         try:
             move = Move.parse(text)
@@ -720,6 +726,7 @@ class Match:
             daily=self.daily,
             ranked=self.ranked,
             chosen_deal=self.chosen,
+            boards_lag=self.spectators_lag,
         )
 
     def view(self, seat: int) -> p.View | None:

@@ -313,6 +313,9 @@ class Lobby(Message):
     ranked: bool = False  # it counts on that day's leaderboard (its first attempt for each player)
     # its creator chose the deal (``seed``/``deal``): they may know it, and a joiner should know that
     chosen_deal: bool = False
+    # while it is played, spectators see each board only as far as every racer has drawn
+    # (a race on a hidden stock: docs/protocol.md, "What spectators see of a live race")
+    boards_lag: bool = False
 
 
 class Countdown(Message):

@@ -203,7 +203,7 @@ async def test_a_spectator_s_clock_ticks_and_quit_leaves(url: str) -> None:
 
 
 def test_a_racer_away_mid_race_is_marked_and_spectators_are_told_of_the_lag() -> None:
-    racing = lobby("playing")
+    racing = lobby("playing").model_copy(update={"boards_lag": True})
     away = racing.model_copy(
         update={"seats": [racing.seats[0], racing.seats[1].model_copy(update={"connected": False})]}
     )
@@ -214,5 +214,6 @@ def test_a_racer_away_mid_race_is_marked_and_spectators_are_told_of_the_lag() ->
     spectator = Screen(match="34679ACD", lobby=racing)
     note = "Boards shown as far as both racers have drawn"
     assert note in render_screen(spectator, Style(False), now_ms=0)
-    for over in (lobby("finished"), racing.model_copy(update={"variant": "open"})):
+    decided = lobby("finished").model_copy(update={"boards_lag": True})
+    for over in (decided, racing.model_copy(update={"boards_lag": False})):  # an open stock: no lag
         assert note not in render_screen(Screen(match="34679ACD", lobby=over), Style(False), now_ms=0)

@@ -6,10 +6,15 @@ import asyncio
 from typing import Any
 
 import pytest
+import redis
 from race import MakeAppT, client
 
+import server.bots
+import server.match
 from server import protocol as p
 from server.bots import BotPeer
+from server.protocol import now_ms
+from tests.conftest import RedisServer
 
 
 async def test_a_bot_that_resumes_after_the_human_readied_readies_too(make_app: MakeAppT) -> None:
@@ -55,3 +60,32 @@ async def test_a_match_loaded_while_it_is_being_opened_is_one_live_match(
     loaded = await app.hub.get("CCCCCCCC")
     answer.set()
     assert await opening is loaded is app.hub.live["CCCCCCCC"]
+
+
+async def test_a_bot_plays_on_after_a_rolled_back_store_reloads_its_match(
+    make_app: MakeAppT, snapshot_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis back from an older snapshot: the match is reloaded and its connections closed for a
+    resume (``Hub._reload``). The bot must resume too, or the race would wait for the time limit."""
+    monkeypatch.setattr(server.match, "COUNTDOWN_MS", 50)
+    monkeypatch.setattr(server.bots, "PACE_S", (0.02, 0.03))
+    url = snapshot_redis.url
+    app = await make_app(clock=now_ms, store_url=url, bus_url=url)
+    ann = await client(app)
+    code = (await ann.request({"type": "create", "seed": "5", "bot": "greedy"}, "created"))["match"]
+    await ann.send({"type": "ready"})
+    await ann.expect("start", timeout=10)
+
+    async def bot_moves(at_least: int) -> int:
+        async with asyncio.timeout(15):
+            while (played := app.hub.live[code].match.seat(1).last_seq) < at_least:
+                await asyncio.sleep(0.01)
+        return played
+
+    await bot_moves(2)
+    await asyncio.to_thread(lambda: redis.Redis.from_url(url).save())
+    before = await bot_moves(5)  # and these are lost
+    snapshot_redis.stop()
+    snapshot_redis.start()
+    await bot_moves(before + 3)  # reloaded with fewer, then past where it was: it played on
+    assert await ann.closed() == 1013  # the human was told to resume as well

@@ -7,6 +7,7 @@ import typing
 import pytest
 from matchsim import CODE, T0, TOKENS, Sim, greedy_moves, rebuilt, snapshot
 
+import server.match
 from server import protocol as p
 from server.engine import VARIANTS, Game
 from server.match import (
@@ -134,6 +135,22 @@ def test_out_of_order_and_illegal_change_nothing() -> None:
             sim.match.decide_move(0, 2, bad, sim.now)
         assert code_of(exc) == p.ErrorCode.ILLEGAL, bad
     assert snapshot(sim.match) == before
+
+
+def test_a_game_s_plays_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piles may cycle without end; work that grows with the plays must not (``MAX_PLAYS``)."""
+    monkeypatch.setattr(server.match, "MAX_PLAYS", 3)
+    sim = Sim()
+    sim.start()
+    for seq in (1, 2, 3):
+        sim.move(0, seq, "T")
+    before = snapshot(sim.match)
+    with pytest.raises(MatchError) as exc:
+        sim.match.decide_move(0, 4, "T", sim.now)
+    assert code_of(exc) == p.ErrorCode.NOT_ALLOWED and "at most 3 moves" in exc.value.message
+    assert snapshot(sim.match) == before
+    assert isinstance(sim.match.decide_move(0, 3, "T", sim.now), Duplicate)  # a resend still acks
+    sim.move(1, 1, "T")  # the other racer plays on
 
 
 def test_move_before_start_and_after_end_is_wrong_phase() -> None:

@@ -157,14 +157,17 @@ def test_every_process_folds_the_same_lag_from_the_log() -> None:
 
 
 def test_open_and_practice_show_every_play_at_once() -> None:
+    assert Sim().match.lobby().boards_lag  # the lobby tells the clients, so they can say so
     sim = Sim(variant="open")  # the stock's order is shown anyway
     sim.start()
+    assert not sim.match.lobby().boards_lag
     mark = len(sim.out)
     play(sim, 0, "T", "T")
     assert [shown(b) for b in boards(sim, mark)] == [(0, "T", 1), (0, "T", 2)]
     assert sim.match.snapshot_for_spectator(sim.now).boards[0].view == sim.match.view(0)
     practice = Sim(seats=1)
     practice.start()
+    assert not practice.match.lobby().boards_lag
     mark = len(practice.out)
     play(practice, 0, "T")
     practice.do("decide_undo", 0)

@@ -999,7 +999,7 @@ function matchScreen(code) {
           clock.sync(msg.now); // the events caught up above came late: their times say nothing of now
           clock.endsAt = st.result ? 0 : msg.ends_at || 0;
           if (msg.lobby.status === "countdown") showCountdown();
-          seen(msg);
+          st.lastEv = msg.ev; // even below ours: events the store lost are numbered anew
           st.seq = msg.last_seq;
           if (st.pending && st.pending.seq > st.seq) {
             net.send({ type: "move", seq: st.pending.seq, move: st.pending.move });
@@ -1154,7 +1154,7 @@ function watchScreen(code) {
    * drawn from the stock: both hold the same deal (docs/protocol.md, "What spectators see of a live race"). */
   function drawLagNote() {
     const lb = st.lobby;
-    lagNote.hidden = !(lb && lb.status === "playing" && !lb.solo && lb.variant !== "open" && !st.result);
+    lagNote.hidden = !(lb && lb.boards_lag && lb.status === "playing" && !st.result);
   }
 
   function drawAll() {
