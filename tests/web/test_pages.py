@@ -32,11 +32,13 @@ def test_phone_fits_whole_grid_and_practice_has_hint_and_undo(server_url: str, p
     assert tableau[0] <= tableau[1], "the grid needs no sideways scroll at the default size"
     shot(page, "practice-phone", full_page=True)
 
+    expect(page.locator("#undo")).to_be_disabled()  # nothing to take back yet
     page.click("#hint")
     expect(page.locator("#hint-text")).to_have_text(re.compile(r"^Hint: "))
     assert play_any_move(page) is not None
     page.click("#undo")
     wait_moves(page, 0)
+    expect(page.locator("#undo")).to_be_disabled()
 
     # Bigger cards: the board scrolls sideways, the page does not.
     page.select_option("#size", "A+++")
@@ -133,6 +135,7 @@ def test_server_errors_read_as_sentences(server_url: str, pages: Any) -> None:
     page = pages.new()
     page.goto(f"{server_url}m/ACDEFGHJ")
     expect(page.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")
+    expect(page.locator('[role=alert] a[href*="/w/"]')).to_have_count(0)  # nothing there to watch
     page.goto(f"{server_url}r/ACDEFGHJ")
     expect(page.locator("[role=alert] .big")).to_contain_text("no replay")
     # An identity this server does not know (another server's, say) is replaced without fuss.

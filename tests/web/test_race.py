@@ -193,14 +193,17 @@ def test_an_opponent_who_ends_without_a_move_is_done(server_url: str, pages: Any
     turn(ada)
     bea.click("#resign")
     bea.click("#resign")  # confirmed: Bea's game ends without a move
-    expect(ada.locator(".progress-box .p-state")).to_have_text("Done")
-    expect(eve.locator('.spec-col[data-seat="1"] .p-state')).to_have_text("Done")
+    expect(bea.locator(".match-panel [role=status]")).to_have_text(
+        "You resigned with 72 cards left. Waiting for your opponent…"
+    )
+    expect(ada.locator(".progress-box .p-state")).to_have_text("Resigned")
+    expect(eve.locator('.spec-col[data-seat="1"] .p-state')).to_have_text("Resigned")
     expect(eve.locator('.spec-col[data-seat="0"] .p-state')).to_have_text("Playing")
     finish(ada)
     expect(ada.locator("#result")).to_be_visible()
-    expect(ada.locator(".progress-box .p-state")).to_have_text("Done")
+    expect(ada.locator(".progress-box .p-state")).to_have_text("Resigned")
     expect(eve.locator("#result")).to_be_visible()
-    expect(eve.locator(".spec-col .p-state")).to_have_text(["Done", "Done"])
+    expect(eve.locator(".spec-col .p-state")).to_have_text(["Done", "Resigned"])
 
 
 def test_a_late_spectator_sees_the_clock(server_url: str, pages: Any) -> None:
@@ -317,3 +320,16 @@ def test_an_opponent_who_is_away_is_shown_so_until_back(server_url: str, pages: 
     bea.goto(link)  # the seat kept in the browser: resumed
     expect(bea.locator(f"{BOARD} .pile")).to_have_count(24)
     expect(state).to_have_text("Playing")
+
+
+def test_a_friend_asked_their_name_is_sent_to_watch_once_the_race_fills(
+    server_url: str, pages: Any
+) -> None:
+    ada, bob, cid = pages.new(), pages.new(), pages.new()
+    pages.allowed_toasts.add("Both seats in this race are taken. You can still watch it.")
+    link = create_race(ada, server_url, "Ada")
+    bob.goto(link)
+    expect(bob.locator("#join-form")).to_be_visible()
+    join(cid, server_url, link, "Cid")  # the seat Bob was about to take
+    expect(bob).to_have_url(link.replace("/m/", "/w/"))
+    expect(bob.locator(".spec-col")).to_have_count(2)

@@ -362,6 +362,8 @@ function racerDone(st, seat) {
  * Away in a race: their game goes on, and they are abandoned if they do not come back in time. */
 function racerState(st, seat) {
   const s = st.lobby && st.lobby.seats.find((x) => x.seat === seat);
+  const reason = st.finished[seat] && st.finished[seat].reason;
+  if (reason === "resign" || reason === "abandoned") return `${reason}_flag`;
   if (racerDone(st, seat)) return "finished_flag";
   if (!s) return "playing_flag";
   if (st.lobby.status === "lobby") return s.ready ? "seat_ready" : "seat_waiting";
@@ -503,7 +505,7 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
 
 function progressBox(p, name, total, { opponent = true, state = "playing_flag" } = {}) {
   p = p || { seat: "", on_grid: total / 4, leftover: (total * 3) / 4, moves: 0 };
-  const look = { finished_flag: "done", seat_offline: "away" }[state] || "";
+  const look = { finished_flag: "done", resign_flag: "done", abandoned_flag: "done", seat_offline: "away" }[state] || "";
   return el(
     "div",
     { class: `progress-box ${look}`, "data-seat": p.seat },
@@ -691,7 +693,9 @@ function matchScreen(code) {
             { class: "row" },
             st.takenOver
               ? el("button", { class: "btn", type: "button", id: "play-here", i18n: "play_here", onclick: playHere })
-              : el("a", { class: "btn", href: `/w/${code}`, "data-link": true, i18n: "go_watch" }),
+              : st.fatalCode === "not_found"
+                ? null
+                : el("a", { class: "btn", href: `/w/${code}`, "data-link": true, i18n: "go_watch" }),
             el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "go_home" }),
           ),
         ),
@@ -776,9 +780,26 @@ function matchScreen(code) {
     }
     if (myEnded()) {
       panel.append(
-        el("p", { class: "panel note", role: "status", i18n: "my_game_over", args: { n: st.finished[st.seat].score } }),
+        el("p", {
+          class: "panel note",
+          role: "status",
+          i18n: st.finished[st.seat].reason === "resign" ? "my_resigned" : "my_game_over",
+          args: { n: st.finished[st.seat].score },
+        }),
       );
     }
+  }
+
+  /** The lobby as the stranger asked for a name sees it: a race that is full, started or a solo
+   * game is theirs to watch, not to join. */
+  function peeked(lobby) {
+    st.lobby = lobby;
+    if (lobby.status !== "lobby" || lobby.solo || lobby.seats.length >= 2) {
+      toast(errorText(lobby.status === "lobby" ? "full" : "wrong_phase"));
+      navigate(`/w/${code}`, true);
+      return;
+    }
+    drawAll();
   }
 
   /** The name and a Join button, for a stranger by link; built once, so redraws keep what is typed. */
@@ -836,7 +857,14 @@ function matchScreen(code) {
       if (lb.solo && !lb.ranked) {
         actions.append(
           el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => net.send({ type: "hint" }) }),
-          el("button", { class: "btn", type: "button", id: "undo", i18n: "undo", onclick: () => net.send({ type: "undo" }) }),
+          el("button", {
+            class: "btn",
+            type: "button",
+            id: "undo",
+            i18n: "undo",
+            disabled: !st.view || st.view.moves === 0,
+            onclick: () => net.send({ type: "undo" }),
+          }),
         );
       }
       actions.append(confirmButton("finish", "finish_confirm", () => net.send({ type: "finish" })));
@@ -969,20 +997,14 @@ function matchScreen(code) {
     },
     onReconnect() {
       if (st.token) resume();
+      else if (st.askName) net.send({ type: "watch", match: code });
     },
     onMessage(msg) {
       switch (msg.type) {
-        case "watching": {
-          // the peek of a stranger asked for their name: join only a lobby with a free seat
-          st.lobby = msg.lobby;
+        case "watching":
           seen(msg);
-          if (msg.lobby.status !== "lobby" || msg.lobby.solo || msg.lobby.seats.length >= 2) {
-            navigate(`/w/${code}`, true);
-            return true;
-          }
-          drawAll();
+          peeked(msg.lobby);
           return true;
-        }
         case "joined":
           st.token = msg.token;
           st.seat = msg.seat;
@@ -1037,6 +1059,7 @@ function matchScreen(code) {
         case "undone":
           st.view = msg.view;
           drawBoard();
+          drawSide();
           return true;
         case "error":
           if (msg.code === "taken_over") {
@@ -1061,9 +1084,11 @@ function matchScreen(code) {
             navigate(`/w/${code}`, true);
             return true;
           }
-          if (!st.lobby && ["not_found", "full", "wrong_phase", "bad_token", "not_allowed"].includes(msg.code)) {
+          if ((!st.lobby || !st.token) && ["not_found", "full", "wrong_phase", "bad_token", "not_allowed"].includes(msg.code)) {
             if (msg.code === "bad_token") forgetSeat(code);
-            // not_allowed before any lobby: a join of one's own match, or of a daily race too early
+            // not_allowed without a seat: a join of one's own match, or of a daily race too early
+            st.askName = false;
+            st.fatalCode = msg.code;
             st.fatal = errorText(msg.code === "not_allowed" ? "join_not_allowed" : msg.code);
             drawAll();
             return true;
@@ -1073,6 +1098,11 @@ function matchScreen(code) {
           drawSide();
           return true;
         default: {
+          if (st.askName) {
+            // still asking the name: only the lobby matters (who is there, whether a seat is free)
+            if (msg.type === "lobby") peeked(msg);
+            return true;
+          }
           if (event(msg, false) === "left") return true;
           drawTop();
           drawPanel();
@@ -1094,7 +1124,7 @@ function watchScreen(code) {
   const panel = el("div", { class: "match-panel" });
   const cols = el("div", { class: "spectate" });
   const lagNote = el("p", { class: "note spec-lag", i18n: "spectator_lag" });
-  app.replaceChildren(top, panel, cols, lagNote);
+  app.replaceChildren(top, panel, lagNote, cols);
   const boards = {};
   net.send({ type: "watch", match: code });
 
