@@ -58,6 +58,7 @@ class BotPeer:
         self._seq = 0
         self._ready_sent = False
         self._resuming = False
+        self._alone = False  # every human's game has ended: nobody waits to see a human pace
         self._token = ""
 
     # ---------------------------------------------------------- peer side
@@ -118,10 +119,12 @@ class BotPeer:
             self._seq = msg.seq - 1
             if msg.view is not None and msg.code != p.ErrorCode.WRONG_PHASE:
                 await self._play(msg.view)
+        elif isinstance(msg, p.Finished) and msg.seat != self.seat:
+            self._alone = True  # two seats: the human's game is over, the result waits for the bot's
         elif isinstance(msg, p.Result):
             await self._command(p.Rematch())
         elif isinstance(msg, p.Rematched):
-            self._seq, self._ready_sent = 0, False
+            self._seq, self._ready_sent, self._alone = 0, False, False
             await self._command(p.Resume(match=msg.match, token=self._token, last_ev=0))
         elif isinstance(msg, p.Resumed):
             self._seq, self._resuming = msg.last_seq, False
@@ -138,7 +141,8 @@ class BotPeer:
     async def _play(self, view: p.View) -> None:
         if view.over:
             return
-        await asyncio.sleep(self.rng.uniform(*self.pace_s))
+        if not self._alone:
+            await asyncio.sleep(self.rng.uniform(*self.pace_s))
         # A strategy may search (lookahead solves the open stock): off the event loop's thread.
         move = await asyncio.to_thread(self.decide, view.model_dump())
         if move is None:

@@ -471,8 +471,9 @@ class Match:
         c = self._next()
         events: list[Event] = [Readied(ev=c(), at=now, seat=seat)]
         others_ready = all(s is not None and (s.ready or n == seat) for n, s in enumerate(self.seats))
-        if others_ready:
-            events.append(CountdownStarted(ev=c(), at=now, starts_at=now + COUNTDOWN_MS))
+        if others_ready:  # practice: nobody to race, nothing to get ready for; the game starts at once
+            countdown = 0 if self.practice else COUNTDOWN_MS
+            events.append(CountdownStarted(ev=c(), at=now, starts_at=now + countdown))
         return events
 
     def decide_move(self, seat: int, seq: int, text: str, now: int) -> list[Event] | Duplicate:

@@ -143,7 +143,7 @@ class MoveMsg(Message):
     """A move in RULES.md notation; ``seq`` counts this seat's moves from 1."""
 
     type: Literal["move"] = "move"
-    seq: int = Field(ge=1, le=100_000)
+    seq: int = Field(ge=1, le=100_000, strict=True)  # "1" is not a seq: a client that sends it has a bug
     move: MoveText
 
 
@@ -665,8 +665,11 @@ def parse_client(frame: str | bytes) -> ClientMessage:
         return _client.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][1:]) or kind
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind}: {where}: {first['msg']}") from None
+        where = ".".join(str(p) for p in first["loc"][1:])  # none: the message as a whole
+        text = first["msg"].removeprefix("Value error, ")  # a validator's own sentence
+        raise ProtocolError(
+            ErrorCode.BAD_MESSAGE, f"{kind}: {where}: {text}" if where else f"{kind}: {text}"
+        ) from None
 
 
 def parse_server(frame: str | bytes) -> ServerMessage:

@@ -74,6 +74,7 @@ async def test_frame_over_4_kib_closes_with_1009(app: App, race: Race) -> None:
         {"type": "move", "seq": "one", "move": "T"},
         {"type": "move", "seq": 0, "move": "T"},
         {"type": "move", "seq": 1, "move": 7},
+        {"type": "move", "seq": "1", "move": "T"},  # a seq is a JSON integer
         {"type": "join", "match": "not a code"},
         {"type": "create", "seats": 3},
         {"type": "ready", "extra": True},
@@ -100,6 +101,7 @@ async def test_create_fields_that_would_be_ignored(app: App, race: Race, frame: 
     c = await client(app)
     error = await error_for(c, frame)
     assert error["code"] == "bad_message" and says in str(error["message"])
+    assert str(error["message"]).startswith("create: ") and "create: create" not in str(error["message"])
     assert len(app.hub.live) == 1  # nothing was opened: only the race
     await still_serving(app, race)
 

@@ -107,6 +107,16 @@ def test_move_renders_ack_progress_board() -> None:
     assert sim.to(1)[-1] == prog
 
 
+def test_practice_starts_at_once() -> None:
+    """Nobody to race: no countdown to wait through (the page shows none for practice either)."""
+    sim = Sim(seats=1)
+    events = sim.do("decide_ready", 0)
+    assert [type(e) for e in events] == [Readied, CountdownStarted]
+    assert sim.match.starts_at == sim.now and sim.match.next_deadline() == sim.now
+    (started,) = sim.do("tick")
+    assert isinstance(started, Started) and started.at == sim.now
+
+
 def test_duplicate_seq_gets_the_same_ack() -> None:
     sim = Sim()
     sim.start()

@@ -322,9 +322,7 @@ def test_an_opponent_who_is_away_is_shown_so_until_back(server_url: str, pages: 
     expect(state).to_have_text("Playing")
 
 
-def test_a_friend_asked_their_name_is_sent_to_watch_once_the_race_fills(
-    server_url: str, pages: Any
-) -> None:
+def test_a_friend_asked_their_name_is_sent_to_watch_once_the_race_fills(server_url: str, pages: Any) -> None:
     ada, bob, cid = pages.new(), pages.new(), pages.new()
     pages.allowed_toasts.add("Both seats in this race are taken. You can still watch it.")
     link = create_race(ada, server_url, "Ada")
