@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from server import protocol as p
 
 from . import identity
-from .api import DEFAULT_URL, ClientError, connect, match_code
+from .api import DEFAULT_URL, ClientError, connect, match_code, page_url
 from .bots import run_bot
 from .terminal import describe, format_stats, run_terminal, terminal_restored
 
@@ -93,7 +93,7 @@ async def stats_main(args: argparse.Namespace) -> int:
         games = await client.history(limit=args.games, player=args.player)
     finally:
         await client.close()
-    print(format_stats(figures, games))
+    print(format_stats(figures, games, page_url(args.url)))
     return 0
 
 

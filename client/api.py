@@ -119,6 +119,14 @@ def ws_url(url: str) -> str:
     return url
 
 
+def page_url(url: str) -> str:
+    """The web address of ``url`` (the pages are on the WebSocket's port), without a trailing slash."""
+    for ws, web in (("ws://", "http://"), ("wss://", "https://")):
+        if url[: len(ws)].lower() == ws:
+            url = web + url[len(ws) :]
+    return url.rstrip("/")
+
+
 def match_code(text: str) -> str:
     """``text`` as a match code, upper-cased as people type them; ClientError if it cannot be one."""
     code = text.strip().upper()

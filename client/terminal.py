@@ -336,6 +336,7 @@ class Terminal:
             self.out.write("\x1b[H\x1b[2J" + text + "\n> " + buffer)
         else:
             self.out.write(text + "\n")
+            self.screen.note = ""  # said once: the next screen of a transcript is about what comes next
         self.out.flush()
 
     async def pump(self) -> None:
@@ -589,14 +590,14 @@ def _setup_readline(term: Terminal) -> None:
     readline.parse_and_bind("tab: complete")
 
 
-def format_stats(stats: p.Stats, history: p.History) -> str:
-    """A player's figures, head-to-head record and last games, as plain text."""
+def format_stats(stats: p.Stats, history: p.History, site: str) -> str:
+    """A player's figures, head-to-head record and last games, as plain text (``site``: the server's page address)."""
     lines = [f"{stats.name}  (player {stats.player})"]
     lines.append(f"daily streak: {stats.daily_streak} (best {stats.best_daily_streak})")
     for v in stats.variants:
         rated = ", ".join(f"{n} {name}" for name, n in v.ratings.items() if n) or "none rated"
         lines.append(
-            f"{v.variant}: {v.played} played, {v.wins} won, mean {v.mean_score:.1f} left, best {v.best_score}; "
+            f"{v.variant}: {v.played} played, {v.wins} cleared (0 left), mean {v.mean_score:.1f} left, best {v.best_score}; "
             f"{rated}; on the grid {v.mean_on_grid:.1f}, complete piles {v.mean_complete:.1f}"
         )
         recent = v.scores[-30:]
@@ -611,5 +612,7 @@ def format_stats(stats: p.Stats, history: p.History) -> str:
         lines.append("last games:")
         for g in history.games:
             against = f" vs {g.opponent}" if g.opponent else ""
-            lines.append(f"  {g.match} {g.variant} {g.outcome}{against}: {g.score} left  replay {g.replay}")
+            lines.append(
+                f"  {g.match} {g.variant} {g.outcome}{against}: {g.score} left  replay {site}/r/{g.match}"
+            )
     return "\n".join(lines)

@@ -32,7 +32,9 @@ async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path
     out = stdout.decode()
     assert out.startswith("Ann")
     assert "classic: 1 played" in out and f"mean {result.seats[0].score:.1f} left" in out
-    assert result.match in out  # the last game, with its replay address
+    page = url.replace("ws://", "http://")
+    assert f"replay {page}/r/{result.match}" in out  # the last game, with its replay page
+    assert "0 cleared (0 left)" in out  # games won outright: races won are head to head
     # the same identity file brings the same player back
     again = await connect(url, identity_file=identity_file)
     assert again.player == me.player

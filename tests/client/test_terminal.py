@@ -88,7 +88,7 @@ async def test_practice_from_the_terminal_with_hint_and_undo(url: str) -> None:
     text = out.getvalue()
     assert code == 0
     assert "practice, with hint and undo" in text
-    assert re.search(r"hint: \S+", text) and "took back T" in text
+    assert re.search(r"hint: \S+", text) and text.count("took back T") == 1  # a note is said once
     assert "Player: 72 left" in text  # the T taken back, nothing had left the stock or the grid
 
 

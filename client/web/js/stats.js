@@ -46,7 +46,7 @@ function variantSection(v) {
       "dl",
       { class: "figures" },
       fig("st_played", String(v.played), "played"),
-      fig("st_wins", String(v.wins), "wins"),
+      fig("st_cleared", String(v.wins), "wins"), // games won outright (nothing left); races won: head to head
       fig("st_mean", fmtNum(v.mean_score), "mean"),
       fig("st_best", String(v.best_score), "best"),
       fig("rating_brilliant", String(v.ratings.brilliant || 0), "brilliant"),
