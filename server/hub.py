@@ -376,9 +376,24 @@ class Hub:
         self._apply(lm, events)
 
     async def _locked_catch_up(self, lm: LiveMatch) -> None:
-        """What this process missed (a gap on the bus, or its reconnect), however long the store is away."""
-        events = await self._read_log(lm, lm.match.ev)
+        """What this process missed (a gap on the bus, or its reconnect), however long the store is away.
+
+        The read starts at the last event applied here: a log without it has
+        lost events (Redis back from an older snapshot), and the match is
+        reloaded. Pub/sub reconnects after every Redis restart, so this is
+        where the processes find out, before anyone writes.
+        """
+        last = lm.match.ev
+        events = await self._read_log(lm, last - 1)
         async with lm.lock:
+            if self.live.get(lm.match.id) is not lm:
+                return
+            if lm.match.ev >= last and not (events and events[0].ev == last):
+                try:
+                    await self._reload(lm)
+                except MatchError:
+                    log.warning("could not reload %s; it reloads at its next append", lm.match.id)
+                return
             self._apply(lm, events)
 
     def _apply(self, lm: LiveMatch, events: list[Event]) -> None:

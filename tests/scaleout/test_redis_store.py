@@ -64,3 +64,18 @@ async def test_an_undecided_matchs_keys_expire_too(store: RedisStore) -> None:
     assert all(0 < ttl <= UNDECIDED_TTL_S for ttl in ttls), ttls
     assert UNDECIDED_TTL_S < FINISHED_TTL_S
     await store.close()
+
+
+async def test_a_log_that_lost_events_says_so(store: RedisStore) -> None:
+    """A writer ahead of the log (Redis back from an older snapshot) must reload, not catch up."""
+    with pytest.raises(Conflict) as ahead:
+        await store.append(M, 5, [moved(6, 0, 3)])  # the log ends at 3
+    assert ahead.value.behind
+    with pytest.raises(Conflict) as gap:  # rebased past nothing, but seat 0's seq 2 is missing
+        await store.append(M, 3, [moved(4, 0, 3)], rebase=True)
+    assert gap.value.behind
+    with pytest.raises(Conflict) as stale:
+        await store.append(M, 2, [moved(3, 1, 1)])
+    assert not stale.value.behind  # only behind the log: catching up mends it
+    assert [ev for ev, _, _ in await evs(store)] == [1, 2, 3]
+    await store.close()
