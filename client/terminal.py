@@ -245,6 +245,13 @@ def render_result(result: p.Result, style: Style) -> list[str]:
         lines.append(f"  {s.name}: {s.score} left ({s.reason}, {s.rating or 'unrated'}){mark}")
     if result.draw:
         lines.append("  a draw")
+    winner = next((s for s in result.seats if s.seat == result.winner), None)
+    if (
+        len(result.seats) == 2
+        and winner
+        and all(s.score == winner.score and s.reason != "resign" for s in result.seats)
+    ):
+        lines.append(f"  the same leftover: {winner.name} finished first")
     lines.append(f"  deal seed {result.seed}")
     return lines
 

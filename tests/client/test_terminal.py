@@ -10,7 +10,16 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from client.terminal import Screen, Style, completions, normalize, render_board, render_screen, run_terminal
+from client.terminal import (
+    Screen,
+    Style,
+    completions,
+    normalize,
+    render_board,
+    render_result,
+    render_screen,
+    run_terminal,
+)
 from server import protocol as p
 from server.engine import Game
 
@@ -112,3 +121,28 @@ async def test_piped_stdin_in_a_subprocess_then_watch(url: str) -> None:
     wout, _ = await asyncio.wait_for(watch.communicate(), 30)
     assert watch.returncode == 0
     assert "Result" in wout.decode() and "Greedy bot: leftover" in wout.decode()
+
+
+def test_a_result_decided_by_the_earlier_finish_says_so() -> None:
+    def seat(n: int, name: str, reason: str, at: int) -> p.SeatResult:
+        return p.SeatResult(
+            seat=n,
+            name=name,
+            score=72,
+            rating=None,
+            on_grid=24,
+            complete=0,
+            reason=reason,
+            finished_at=at,
+            moves=[],
+        )
+
+    tied = p.Result(
+        ev=9, match="34679ACD", variant="classic", seed="1", started_at=0, decided_at=9,
+        seats=[seat(0, "Ann", "finish", 5), seat(1, "Bob", "finish", 8)], winner=0, draw=False,
+    )  # fmt: skip
+    assert "  the same leftover: Ann finished first" in render_result(tied, Style(False))
+    resigned = tied.model_copy(update={"seats": [seat(0, "Ann", "finish", 8), seat(1, "Bob", "resign", 5)]})
+    assert not any(
+        "finished first" in line for line in render_result(resigned, Style(False))
+    )  # resigning loses

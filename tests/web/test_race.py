@@ -180,6 +180,12 @@ def test_finish_stays_armed_while_the_opponent_moves(server_url: str, pages: Any
     expect(ada.locator("#finish")).to_be_focused()
     ada.keyboard.press("Enter")
     expect(ada.locator(".match-panel")).to_contain_text("Your game is over")
+    finish(bea)  # both with all 72 cards left: Ada finished first
+    for page in (ada, bea):
+        expect(page.locator("#tie-by-time")).to_have_text(
+            "The same number of cards left: Ada finished first."
+        )
+    expect(bea.locator("#result h2")).to_have_text("You lost.")
 
 
 def test_an_opponent_who_ends_without_a_move_is_done(server_url: str, pages: Any) -> None:
@@ -204,6 +210,7 @@ def test_an_opponent_who_ends_without_a_move_is_done(server_url: str, pages: Any
     expect(ada.locator(".progress-box .p-state")).to_have_text("Resigned")
     expect(eve.locator("#result")).to_be_visible()
     expect(eve.locator(".spec-col .p-state")).to_have_text(["Done", "Resigned"])
+    expect(ada.locator("#tie-by-time")).to_have_count(0)  # the same 72 left, but a resignation loses
 
 
 def test_a_late_spectator_sees_the_clock(server_url: str, pages: Any) -> None:

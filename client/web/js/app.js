@@ -447,6 +447,9 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
   else if (result.draw) headline = t("draw");
   else if (mySeat !== null) headline = result.winner === mySeat ? t("you_won") : t("you_lost");
   else headline = t("wins", { name: seats.find((s) => s.seat === result.winner)?.name || "?" });
+  // the same leftover, nobody resigned: the earlier finish won (RULES.md); the table shows the times, not why
+  const winner = seats.find((s) => s.seat === result.winner);
+  const byTime = seats.length === 2 && winner && seats.every((s) => s.score === winner.score && s.reason !== "resign");
   const table = el(
     "table",
     { class: "result-table" },
@@ -497,6 +500,7 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
     "section",
     { class: "panel result", id: "result", "aria-labelledby": "result-h" },
     el("h2", { id: "result-h", text: headline }),
+    byTime ? el("p", { class: "note", id: "tie-by-time", i18n: "tie_by_time", args: { name: winner.name } }) : null,
     table,
     result.seed ? el("p", { class: "seed" }, el("span", { i18n: "seed" }), ": ", el("code", { text: result.seed })) : null,
     actions,
