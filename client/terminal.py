@@ -331,6 +331,7 @@ class Terminal:
         self.started = asyncio.Event()
         self.decided = asyncio.Event()
         self.rematched = asyncio.Event()
+        self._asking: set[asyncio.Task[None]] = set()  # hints being thought of, at a terminal
 
     def redraw(self) -> None:
         text = render_screen(self.screen, self.style)
@@ -428,9 +429,13 @@ class Terminal:
             await c.rematch()
             if scripted:
                 await self._wait(self.rematched, "rematch")
-        elif text == "hint":
-            move = await c.hint()
-            self.screen.note = f"hint: {move}" if move else "hint: no move left; finish"
+        elif text == "hint" and scripted:
+            await self._hint()
+        elif text == "hint":  # the hint player may think for seconds: typing goes on meanwhile
+            self.screen.note = "hint: thinking..."
+            task = asyncio.create_task(self._hint(redraw=True))
+            self._asking.add(task)
+            task.add_done_callback(self._asking.discard)
         elif text == "undo":
             await c.undo()  # its answer, the board before the move, is drawn by the event pump
         elif scripted:
@@ -439,6 +444,15 @@ class Terminal:
         else:
             await c.move(text)  # its ack or refusal shows when it comes
             self.screen.note = f"sent {text}"
+
+    async def _hint(self, *, redraw: bool = False) -> None:
+        try:
+            move = await self.client.hint()
+            self.screen.note = f"hint: {move}" if move else "hint: no move left; finish"
+        except ClientError as exc:
+            self.screen.note = f"hint: {describe(exc)}"
+        if redraw:
+            self.redraw()
 
     async def _wait(self, event: asyncio.Event, what: str) -> None:
         try:

@@ -12,6 +12,7 @@ import client.api
 from client import connect
 from client.terminal import HELP, Screen, Style, render_screen, run_terminal
 from server import protocol as p
+from server.solving import Solving
 from tests.client.netkit import Proxy, lines_from, wait_until
 
 HEADER_REDRAW = "\x1b7\x1b[1;1H\x1b[2K"
@@ -24,11 +25,17 @@ async def quit_terminal(term: asyncio.Task[int], typed: asyncio.Queue[str]) -> i
 
 
 def start_terminal(
-    url: str, out: io.StringIO, typed: asyncio.Queue[str], *, interactive: bool, bot: str | None = None
+    url: str,
+    out: io.StringIO,
+    typed: asyncio.Queue[str],
+    *,
+    interactive: bool,
+    bot: str | None = None,
+    practice: bool = False,
 ) -> asyncio.Task[int]:
     return asyncio.create_task(
         run_terminal(
-            url, name="Ann", deal=1, bot=bot, lines=lines_from(typed), out=out,
+            url, name="Ann", deal=1, bot=bot, practice=practice, lines=lines_from(typed), out=out,
             interactive=interactive, color=False,
         )
     )  # fmt: skip
@@ -217,3 +224,27 @@ def test_a_racer_away_mid_race_is_marked_and_spectators_are_told_of_the_lag() ->
     decided = lobby("finished").model_copy(update={"boards_lag": True})
     for over in (decided, racing.model_copy(update={"boards_lag": False})):  # an open stock: no lag
         assert note not in render_screen(Screen(match="34679ACD", lobby=over), Style(False), now_ms=0)
+
+
+async def test_a_slow_hint_does_not_hold_up_typing(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    thinking, answer = asyncio.Event(), asyncio.Event()
+
+    async def slow_hint(self: object, game: object) -> str:
+        thinking.set()
+        await answer.wait()  # the hint player takes its time
+        return "T"
+
+    monkeypatch.setattr(Solving, "hint", slow_hint)
+    out, typed = io.StringIO(), asyncio.Queue[str]()
+    term = start_terminal(url, out, typed, interactive=True, practice=True)
+    await created_code(out)
+    typed.put_nowait("ready")
+    await wait_until(lambda: "[playing]" in out.getvalue(), what="the start")
+    typed.put_nowait("hint")
+    await asyncio.wait_for(thinking.wait(), 5)
+    typed.put_nowait("help")
+    await wait_until(lambda: HELP in out.getvalue(), 3, "help answered while the hint is thought of")
+    assert "hint: T" not in out.getvalue()
+    answer.set()
+    await wait_until(lambda: "hint: T" in out.getvalue(), 5, "the hint, once it comes")
+    assert await quit_terminal(term, typed) == 0
