@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {describe(exc)}", file=sys.stderr)
         return 1
     except ValidationError as exc:  # e.g. a match code that cannot be one
-        print(f"error: {exc.errors()[0]['msg']}", file=sys.stderr)
+        print(f"error: {p.explain(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -323,7 +323,7 @@ class Client:
                 bot=bot,
             )
         except ValidationError as exc:  # what the server would refuse as bad_message
-            raise ClientError(exc.errors()[0]["msg"]) from None
+            raise ClientError(p.explain(exc)) from None
         reply = await self._request(msg, "created")
         assert isinstance(reply, p.Seated)
         return reply

@@ -251,7 +251,7 @@ def render_result(result: p.Result, style: Style) -> list[str]:
         and winner
         and all(s.score == winner.score and s.reason != "resign" for s in result.seats)
     ):
-        lines.append(f"  the same leftover: {winner.name} finished first")
+        lines.append(f"  the same leftover: {winner.name}'s game ended first")
     lines.append(f"  deal seed {result.seed}")
     return lines
 

@@ -814,8 +814,8 @@ def _practice_game(match: Match, seat: int) -> Game:
     if not match.practice:
         raise MatchError(p.ErrorCode.NOT_ALLOWED, "hints are for practice games only")
     game = match.seat(seat).game
-    if game is None or match.status != "playing":
-        raise MatchError(p.ErrorCode.WRONG_PHASE, "the game has not started")
+    if game is None or match.status != "playing" or match.seat(seat).ended is not None:
+        raise MatchError(p.ErrorCode.WRONG_PHASE, "your game is not being played")
     return game
 
 

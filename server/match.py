@@ -358,7 +358,7 @@ class Match:
 
     def _playing_seat(self, n: int, now: int) -> SeatState:
         if self.status != "playing":
-            raise MatchError(p.ErrorCode.WRONG_PHASE, f"the match is in its {self.status}, not playing")
+            raise MatchError(p.ErrorCode.WRONG_PHASE, _NOT_PLAYING[self.status])
         s = self.seat(n)
         if s.ended is not None:
             raise MatchError(p.ErrorCode.WRONG_PHASE, "your game has ended")
@@ -438,6 +438,8 @@ class Match:
         free = [n for n, s in enumerate(self.seats) if s is None]
         if not free:
             raise MatchError(p.ErrorCode.FULL, "both seats are taken")
+        if len(free) == len(self.seats):  # its creator (and anyone since) left: nobody invites now
+            raise MatchError(p.ErrorCode.NOT_FOUND, "everyone left this race: it was called off")
         c = self._next()
         return [Seated(ev=c(), at=now, seat=free[0], name=name, token_hash=hash_token(token), player=player)]
 
@@ -978,6 +980,13 @@ def race_winner(ended: list[Ended]) -> tuple[int | None, bool]:
     if ka == kb:
         return None, True
     return (a.seat if ka < kb else b.seat), False
+
+
+_NOT_PLAYING = {
+    "lobby": "the race has not started",
+    "countdown": "the race has not started yet",
+    "finished": "the race is over",
+}
 
 
 def _take_back(game: Game, plays: int) -> list[list[Move]]:

@@ -664,12 +664,15 @@ def parse_client(frame: str | bytes) -> ClientMessage:
     try:
         return _client.validate_python(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][1:])  # none: the message as a whole
-        text = first["msg"].removeprefix("Value error, ")  # a validator's own sentence
-        raise ProtocolError(
-            ErrorCode.BAD_MESSAGE, f"{kind}: {where}: {text}" if where else f"{kind}: {text}"
-        ) from None
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind}: {explain(exc, skip=1)}") from None
+
+
+def explain(exc: ValidationError, skip: int = 0) -> str:
+    """The first complaint of ``exc`` as a sentence: the field (past ``skip`` levels) and why."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"][skip:])  # none: the message as a whole
+    text = first["msg"].removeprefix("Value error, ")  # a validator's own sentence
+    return f"{where}: {text}" if where else text
 
 
 def parse_server(frame: str | bytes) -> ServerMessage:

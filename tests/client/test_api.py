@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from client import MoveRejected, ServerError, connect
+from client import ClientError, MoveRejected, ServerError, connect
 from client.bots import run_bot
 from server import protocol as p
 from server.engine import Game
@@ -133,6 +133,14 @@ async def test_practice_hint_and_undo(url: str) -> None:
     with pytest.raises(ServerError) as info:
         await c.undo()  # nothing left to take back
     assert info.value.code == p.ErrorCode.ILLEGAL
+    await c.finish()
+    await c.next_event(p.Result)
+    for ask, says in ((c.hint, "your game is not being played"), (c.undo, "the race is over")):
+        with pytest.raises(ServerError) as info:
+            await ask()
+        assert info.value.code == p.ErrorCode.WRONG_PHASE and info.value.message == says
+    with pytest.raises(ClientError, match=r"^a bot races you: it needs the second seat"):
+        await c.create(seats=1, bot="greedy")  # refused before it is sent, in the server's words
     await c.close()
 
 

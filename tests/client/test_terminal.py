@@ -141,8 +141,6 @@ def test_a_result_decided_by_the_earlier_finish_says_so() -> None:
         ev=9, match="34679ACD", variant="classic", seed="1", started_at=0, decided_at=9,
         seats=[seat(0, "Ann", "finish", 5), seat(1, "Bob", "finish", 8)], winner=0, draw=False,
     )  # fmt: skip
-    assert "  the same leftover: Ann finished first" in render_result(tied, Style(False))
+    assert "  the same leftover: Ann's game ended first" in render_result(tied, Style(False))
     resigned = tied.model_copy(update={"seats": [seat(0, "Ann", "finish", 8), seat(1, "Bob", "resign", 5)]})
-    assert not any(
-        "finished first" in line for line in render_result(resigned, Style(False))
-    )  # resigning loses
+    assert not any("ended first" in line for line in render_result(resigned, Style(False)))  # resigning loses

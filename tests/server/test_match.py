@@ -22,6 +22,7 @@ from server.match import (
     Readied,
     RematchAsked,
     RematchOpened,
+    Seated,
     Started,
     race_winner,
 )
@@ -49,6 +50,20 @@ def test_lobby_join_and_full() -> None:
     with pytest.raises(MatchError) as exc:
         sim.match.seat_of_token("made-up-token-dddddddddddd")
     assert code_of(exc) == p.ErrorCode.BAD_TOKEN
+
+
+def test_a_lobby_everyone_left_takes_nobody_in() -> None:
+    sim = Sim()
+    sim.do("decide_leave", 0)  # the creator: nobody invites any more
+    with pytest.raises(MatchError) as exc:
+        sim.match.decide_join("Bob", TOKENS[1], None, sim.now)
+    assert code_of(exc) == p.ErrorCode.NOT_FOUND
+    sim = Sim()
+    sim.seat_two()
+    sim.do("decide_leave", 0)  # the joiner is still there: the seat is free for another
+    assert [type(e) for e in sim.match.decide_join("Cy", "third-token-cccccccccccc", None, sim.now)] == [
+        Seated
+    ]
 
 
 def test_ready_countdown_start_at_tick() -> None:

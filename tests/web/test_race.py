@@ -181,10 +181,8 @@ def test_finish_stays_armed_while_the_opponent_moves(server_url: str, pages: Any
     ada.keyboard.press("Enter")
     expect(ada.locator(".match-panel")).to_contain_text("Your game is over")
     finish(bea)  # both with all 72 cards left: Ada finished first
-    for page in (ada, bea):
-        expect(page.locator("#tie-by-time")).to_have_text(
-            "The same number of cards left: Ada finished first."
-        )
+    expect(ada.locator("#tie-by-time")).to_have_text("The same number of cards left: your game ended first.")
+    expect(bea.locator("#tie-by-time")).to_have_text("The same number of cards left: Ada's game ended first.")
     expect(bea.locator("#result h2")).to_have_text("You lost.")
 
 
@@ -338,3 +336,16 @@ def test_a_friend_asked_their_name_is_sent_to_watch_once_the_race_fills(server_u
     join(cid, server_url, link, "Cid")  # the seat Bob was about to take
     expect(bob).to_have_url(link.replace("/m/", "/w/"))
     expect(bob.locator(".spec-col")).to_have_count(2)
+
+
+def test_a_friend_asked_their_name_learns_the_race_was_called_off(server_url: str, pages: Any) -> None:
+    ada, bob = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    bob.goto(link)
+    expect(bob.locator("#join-form .invite")).to_have_text("Ada invites you to race on the same deal.")
+    bob.fill("#name", "   ")
+    bob.click("#join")  # a name of blanks is no name: the form stays, no seat is taken
+    expect(bob.locator("#join-form")).to_be_visible()
+    expect(ada.locator("#lobby .seats li.free")).to_have_count(1)
+    ada.locator("#lobby button", has_text="Leave").click()
+    expect(bob.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")

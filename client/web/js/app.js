@@ -220,13 +220,17 @@ function variantSelect(id) {
   );
 }
 
-function nameField() {
+/** `required`: a name with something in it before the form goes (a joiner's, whom the race would
+ * otherwise call "Player"). */
+function nameField({ required = false } = {}) {
   const input = el("input", {
     id: "name",
     type: "text",
     maxlength: "24",
     autocomplete: "nickname",
     value: localStorage.getItem("grip:name") || "",
+    required,
+    pattern: required ? ".*\\S.*" : null,
   });
   input.addEventListener("input", () => localStorage.setItem("grip:name", input.value.trim()));
   return el("p", { class: "field" }, el("label", { for: "name", i18n: "your_name" }), input);
@@ -500,7 +504,9 @@ function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = f
     "section",
     { class: "panel result", id: "result", "aria-labelledby": "result-h" },
     el("h2", { id: "result-h", text: headline }),
-    byTime ? el("p", { class: "note", id: "tie-by-time", i18n: "tie_by_time", args: { name: winner.name } }) : null,
+    byTime
+      ? el("p", { class: "note", id: "tie-by-time", ...(winner.seat === mySeat ? { i18n: "tie_by_time_you" } : { i18n: "tie_by_time", args: { name: winner.name } }) })
+      : null,
     table,
     result.seed ? el("p", { class: "seed" }, el("span", { i18n: "seed" }), ": ", el("code", { text: result.seed })) : null,
     actions,
@@ -787,7 +793,7 @@ function matchScreen(code) {
         el("p", {
           class: "panel note",
           role: "status",
-          i18n: st.finished[st.seat].reason === "resign" ? "my_resigned" : "my_game_over",
+          i18n: { resign: "my_resigned", abandoned: "my_abandoned" }[st.finished[st.seat].reason] || "my_game_over",
           args: { n: st.finished[st.seat].score },
         }),
       );
@@ -798,8 +804,13 @@ function matchScreen(code) {
    * game is theirs to watch, not to join. */
   function peeked(lobby) {
     st.lobby = lobby;
-    if (lobby.status !== "lobby" || lobby.solo || lobby.seats.length >= 2) {
-      toast(errorText(lobby.status === "lobby" ? "full" : "wrong_phase"));
+    if (lobby.status === "lobby" && !lobby.solo && lobby.seats.length === 0) {
+      // everyone left: nobody invites any more (the server refuses a join too)
+      Object.assign(st, { askName: false, fatalCode: "not_found", fatal: errorText("not_found") });
+    } else if (lobby.status !== "lobby" || lobby.solo || lobby.seats.length >= 2) {
+      // theirs to watch; a finished race or a practice game shows as what it is, without a word
+      if (lobby.status === "lobby" && !lobby.solo) toast(errorText("full"));
+      else if (lobby.status === "countdown" || lobby.status === "playing") toast(t(lobby.solo ? "practice_watch" : "started_watch"));
       navigate(`/w/${code}`, true);
       return;
     }
@@ -816,7 +827,7 @@ function matchScreen(code) {
         el("h2", { i18n: "join_race_title" }),
         el("p", { class: "invite" }),
         el("p", {}, el("span", { i18n: "code" }), ": ", el("strong", { class: "code big", text: code })),
-        nameField(),
+        nameField({ required: true }),
         el(
           "p",
           { class: "row" },
@@ -1079,10 +1090,11 @@ function matchScreen(code) {
             return true;
           }
           if (st.askName && msg.code === "not_allowed") {
-            drawAll(); // a daily race cannot be watched while its day runs: no peek, the form all the same
+            st.noWatch = true; // a daily race cannot be watched while its day runs: no peek, the form all the same
+            drawAll();
             return true;
           }
-          if (!st.token && ["full", "wrong_phase"].includes(msg.code)) {
+          if (!st.token && !st.noWatch && ["full", "wrong_phase"].includes(msg.code)) {
             // a stranger's link to a race that is full, started or over: show it to them instead
             toast(errorText(msg.code));
             navigate(`/w/${code}`, true);
@@ -1093,7 +1105,8 @@ function matchScreen(code) {
             // not_allowed without a seat: a join of one's own match, or of a daily race too early
             st.askName = false;
             st.fatalCode = msg.code;
-            st.fatal = errorText(msg.code === "not_allowed" ? "join_not_allowed" : msg.code);
+            const daily = st.noWatch && ["full", "wrong_phase"].includes(msg.code); // not to be watched today either
+            st.fatal = errorText(msg.code === "not_allowed" ? "join_not_allowed" : daily ? "daily_taken" : msg.code);
             drawAll();
             return true;
           }
