@@ -658,15 +658,15 @@ class Client:
     def _on_resumed(self, msg: p.Resumed) -> None:
         # Unacked moves up to last_seq were applied; resume() resends them for their acks.
         self.match, self.seat, self.watching = msg.match, msg.seat, False
-        acked = min(self.unacked, default=self.next_seq) - 1
-        if msg.last_seq < acked:
-            self._lost_moves(msg, acked)
-            return
         # The snapshot's ev, even below ours: the store may have lost events (a rolled-back Redis),
         # and a later resume asking after ours would skip the new events numbered up to it.
         self.last_ev = msg.ev
         self.view = msg.view or self.view
-        self.next_seq = max(self.next_seq, msg.last_seq + 1)
+        acked = min(self.unacked, default=self.next_seq) - 1
+        if msg.last_seq < acked:
+            self._lost_moves(msg, acked)
+        else:
+            self.next_seq = max(self.next_seq, msg.last_seq + 1)
 
     def _lost_moves(self, msg: p.Resumed, acked: int) -> None:
         """The server lost moves it had acknowledged (its store was rolled back): go on from its board.
@@ -680,7 +680,6 @@ class Client:
             self._settle_ack(seq, lost)
         self.unacked.clear()
         self.next_seq, self._sent_seq = msg.last_seq + 1, msg.last_seq
-        self.last_ev, self.view = msg.ev, msg.view
 
     def _on_rematched(self, msg: p.Rematched) -> None:
         if self.token is None:  # a spectator: the old match stays what it watches

@@ -84,7 +84,7 @@ class LiveMatch:
     timer: asyncio.TimerHandle | None = None
     deadline: int | None = None  # what ``timer`` is set for
     published: str | None = None  # the last batch this process published (its echo is skipped)
-    reloading: bool = False  # being read again from the store (``Hub._load_again``)
+    reloading: bool = False  # being read again from the store (``Hub._reload``)
 
 
 class Hub:
@@ -287,7 +287,7 @@ class Hub:
                 except Conflict:
                     log.warning("rematch id %s was taken", e.match)
 
-    async def _reload(self, lm: LiveMatch) -> None:
+    async def _reload(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
         """Rebuild this process's copy of a match from the store, which lost events applied here.
 
         Redis restarted from an older snapshot (or its keys removed) holds less
@@ -298,24 +298,12 @@ class Hub:
         resumes, as after a dropped line, onto what the store kept. The other
         processes are told to do the same before anything new is published
         here: their copies are as stale, and the events appended from now on
-        would look to them like ones they already have.
+        would look to them like ones they already have (``tell_others`` is
+        False when that notice is what brought the news here).
         """
-        if self.bus.shared:
-            await self._offer(lm.match.id, self._reload_notice)
-        await self._load_again(lm)
-
-    async def _locked_reload(self, lm: LiveMatch) -> None:
-        """Another process found the store had lost events of this match: reload it here too."""
-        async with lm.lock:
-            if self.live.get(lm.match.id) is not lm:
-                return
-            try:
-                await self._load_again(lm)
-            except MatchError:
-                log.warning("could not reload %s; it reloads at its next append", lm.match.id)
-
-    async def _load_again(self, lm: LiveMatch) -> None:
         match_id = lm.match.id
+        if tell_others and self.bus.shared:
+            await self._offer(match_id, self._reload_notice)
         log.error(
             "match %s: the store's log ends before event %d applied here; reloading", match_id, lm.match.ev
         )
@@ -333,6 +321,23 @@ class Hub:
         self._schedule(lm)
         for peer in [*lm.seats.values(), *lm.spectators]:
             peer.close(CLOSE_TRY_AGAIN, "the match was reloaded from the store; resume")
+
+    async def _reload_if_the_store_answers(self, lm: LiveMatch, *, tell_others: bool) -> None:
+        """``_reload`` where nobody waits on it (a notice on the bus, a catch-up).
+
+        With the store away it gives up: the loss is found again at the next
+        catch-up or the next append.
+        """
+        try:
+            await self._reload(lm, tell_others=tell_others)
+        except MatchError:
+            log.warning("could not reload %s; it reloads at its next append", lm.match.id)
+
+    async def _locked_reload(self, lm: LiveMatch) -> None:
+        """Another process found the store had lost events of this match: reload it here too."""
+        async with lm.lock:
+            if self.live.get(lm.match.id) is lm:
+                await self._reload_if_the_store_answers(lm, tell_others=False)
 
     async def _catch_up(self, lm: LiveMatch) -> None:
         try:
@@ -389,12 +394,9 @@ class Hub:
             if self.live.get(lm.match.id) is not lm:
                 return
             if lm.match.ev >= last and not (events and events[0].ev == last):
-                try:
-                    await self._reload(lm)
-                except MatchError:
-                    log.warning("could not reload %s; it reloads at its next append", lm.match.id)
-                return
-            self._apply(lm, events)
+                await self._reload_if_the_store_answers(lm, tell_others=True)
+            else:
+                self._apply(lm, events)
 
     def _apply(self, lm: LiveMatch, events: list[Event]) -> None:
         m = lm.match
