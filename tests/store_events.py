@@ -1,8 +1,12 @@
-"""Events for store tests: a match's opening and a seat's move, as the hub would append them."""
+"""Events for store tests: a match's opening, a seat's move, a started race, as the hub would append them."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from server.match import Event, Match, Moved, Numbers
+from server.store import Store
+from server.store.sqlite import SqliteStore
 
 NUMBERS = Numbers(leftover=72, on_grid=24, complete=0, moves=1)
 
@@ -24,3 +28,29 @@ def opening(match: str) -> list[Event]:
 
 def moved(ev: int, seat: int, seq: int) -> Moved:
     return Moved(ev=ev, at=ev, seat=seat, seq=seq, move="T", numbers=NUMBERS)
+
+
+async def append(store: Store, m: Match, events: list[Event]) -> None:
+    await store.append(m.id, m.ev, events)
+    for e in events:
+        m.apply(e)
+
+
+async def started(store: Store, match: str) -> Match:
+    """A two-seat race through its countdown, both racers connected."""
+    events = opening(match)
+    await store.append(match, 0, events)
+    m = Match.from_events(events)
+    await append(store, m, m.decide_join("B", "u" * 24, None, 0))
+    for seat in (0, 1):
+        await append(store, m, m.decide_connect(seat, f"inst{seat}-1", 0))
+    await append(store, m, m.decide_ready(0, 0))
+    await append(store, m, m.decide_ready(1, 0))  # and the countdown
+    return m
+
+
+def reopened_without(path: str, table: str) -> SqliteStore:
+    """The SQLite store at ``path`` opened again after dropping ``table``: a data file from before it."""
+    with sqlite3.connect(path) as db:
+        db.execute(f"DROP TABLE {table}")
+    return SqliteStore(path)

@@ -8,7 +8,6 @@ file for good.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 
 from fakeclock import FakeClock
@@ -17,8 +16,7 @@ from wsclient import WsClient
 
 from server.app import FORGET_LOBBIES_AFTER_MS
 from server.store.sqlite import SqliteStore
-from tests.server.test_orphans import started
-from tests.store_events import opening
+from tests.store_events import opening, reopened_without, started
 
 OLD, NEW, RACE = "BCDEFGHJ", "CDEFGHJK", "ACDEFGHJ"
 
@@ -27,7 +25,7 @@ async def lobbies_and_a_race(store: SqliteStore) -> None:
     """OLD opened at 0, NEW a day later, RACE (opened at 0) started."""
     await store.append(OLD, 0, opening(OLD))
     await store.append(NEW, 0, [e.model_copy(update={"at": FORGET_LOBBIES_AFTER_MS}) for e in opening(NEW)])
-    await started(store)
+    await started(store, RACE)
 
 
 async def test_only_lobbies_opened_before_the_cutoff_and_never_started_go(tmp_path: Path) -> None:
@@ -46,9 +44,7 @@ async def test_a_data_file_from_before_the_list_gets_its_lobbies_listed(tmp_path
     store = SqliteStore(path)
     await lobbies_and_a_race(store)
     await store.close()
-    with sqlite3.connect(path) as db:
-        db.execute("DROP TABLE lobbies")  # as an earlier version left it
-    store = SqliteStore(path)
+    store = reopened_without(path, "lobbies")
     assert await store.forget_lobbies(FORGET_LOBBIES_AFTER_MS + 1) == 2  # OLD and NEW, not the race
     assert len(await store.events(RACE)) > 2
     await store.close()

@@ -8,7 +8,6 @@ undecided for good (``Hub.take_in_orphans``).
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,39 +17,20 @@ from wsclient import WsClient
 
 from server import app as app_module
 from server.hub import UNLOAD_DECIDED_AFTER_MS
-from server.match import COUNTDOWN_MS, Ended, Event, Match
+from server.match import COUNTDOWN_MS, Ended
 from server.protocol import now_ms
-from server.store import Store, open_store
+from server.store import open_store
 from server.store.redis import RUNNING, RedisStore
 from server.store.sqlite import SqliteStore
 from tests.processes import ServerProcess
-from tests.store_events import opening
+from tests.store_events import append, reopened_without, started
 
 M = "ACDEFGHJ"
 
 
-async def append(store: Store, m: Match, events: list[Event]) -> None:
-    await store.append(m.id, m.ev, events)
-    for e in events:
-        m.apply(e)
-
-
-async def started(store: Store) -> Match:
-    """A two-seat race through its countdown, both racers connected: as the hub would append it."""
-    events = opening(M)
-    await store.append(M, 0, events)
-    m = Match.from_events(events)
-    await append(store, m, m.decide_join("B", "u" * 24, None, 0))
-    for seat in (0, 1):
-        await append(store, m, m.decide_connect(seat, f"inst{seat}-1", 0))
-    await append(store, m, m.decide_ready(0, 0))
-    await append(store, m, m.decide_ready(1, 0))  # and the countdown
-    return m
-
-
 async def test_the_store_lists_a_race_from_its_countdown_to_its_decision(backend: dict[str, str]) -> None:
     store = open_store(backend["store_url"])
-    m = await started(store)
+    m = await started(store, M)
     leases = ("inst0-1", "inst1-1") if isinstance(store, RedisStore) else ()
     assert await store.running() == {M: leases}
     await append(store, m, m.tick(COUNTDOWN_MS))
@@ -65,11 +45,9 @@ async def test_the_store_lists_a_race_from_its_countdown_to_its_decision(backend
 async def test_a_data_file_from_before_the_list_gets_its_running_races_listed(tmp_path: Path) -> None:
     path = str(tmp_path / "grip.db")
     store = SqliteStore(path)
-    await started(store)
+    await started(store, M)
     await store.close()
-    with sqlite3.connect(path) as db:
-        db.execute("DROP TABLE running")  # as an earlier version left it
-    store = SqliteStore(path)
+    store = reopened_without(path, "running")
     assert await store.running() == {M: ()}
     await store.close()
 
@@ -77,7 +55,7 @@ async def test_a_data_file_from_before_the_list_gets_its_running_races_listed(tm
 async def test_a_race_whose_keys_expired_leaves_the_list(redis_url: str) -> None:
     """Every process died under it and its keys ran out: nothing is left to take in."""
     store = RedisStore(redis_url)
-    await started(store)
+    await started(store, M)
     await store._redis.delete(f"grip:match:{{{M}}}:events")
     assert await store.running() == {}
     assert await store._redis.smembers(RUNNING) == set()
