@@ -17,6 +17,7 @@ import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 
+from . import reach
 from .app import App, Settings, run
 from .store.sqlite import DataInUse
 
@@ -89,8 +90,14 @@ def _tame_the_collector() -> None:
 def _announcer(open_browser: bool) -> Callable[[App], None]:
     def announce(app: App) -> None:
         _tame_the_collector()
-        url = f"http://{app.settings.host}:{app.port}/"
+        url = f"http://{reach.page_host(app.settings.host, app.port)}/"
         print(f"Devil's Grip server listening on {url}  (Ctrl-C to stop)", flush=True)
+        if app.settings.host in reach.WILDCARDS:
+            print(f"  on every interface: on this machine also http://127.0.0.1:{app.port}/", flush=True)
+        elif reach.this_machine_only(app.settings.host):
+            print(
+                "  only this machine can connect: --host 0.0.0.0 lets others on your network join", flush=True
+            )
         has_gui = (
             sys.platform in ("darwin", "win32") or "DISPLAY" in os.environ or "WAYLAND_DISPLAY" in os.environ
         )

@@ -36,7 +36,7 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
-from . import daily, stats
+from . import daily, reach, stats
 from . import protocol as p
 from .bus import Bus, open_bus
 from .engine import Game
@@ -503,6 +503,16 @@ class App:
             raise MatchError(p.ErrorCode.TAKEN_OVER, "this seat was taken over by a newer connection")
         return conn.live, conn.seat
 
+    def _welcome(self, conn: Connection, record: PlayerRecord, key: str) -> None:
+        """The connection is ``record`` now; tell it, with where others reach this server for the
+        links it shares (server/reach.py)."""
+        conn.player = record
+        request = conn.ws.request
+        share = reach.share_host(
+            self.settings.host, self.port, request.headers.get("Host") if request else None
+        )
+        conn.send(p.Welcome(player=record.id, key=key, name=record.name, share_host=share))
+
     def _name(self, conn: Connection, given: str | None) -> str:
         return clean_name(given or (conn.player.name if conn.player else None))
 
@@ -516,8 +526,7 @@ class App:
                 secrets.token_urlsafe(12), hash_token(key), clean_name(msg.name), self.clock()
             )
             await self.store.save_player(record)
-            conn.player = record
-            conn.send(p.Welcome(player=record.id, key=key, name=record.name))
+            self._welcome(conn, record, key)
             return
         found = await self.store.player(msg.player)
         key = msg.key or ""
@@ -530,8 +539,7 @@ class App:
         if msg.name is not None and clean_name(msg.name) != record.name:
             record = PlayerRecord(record.id, record.key_hash, clean_name(msg.name), record.created_at)
             await self.store.save_player(record)
-        conn.player = record
-        conn.send(p.Welcome(player=record.id, key=key, name=record.name))
+        self._welcome(conn, record, key)
 
     async def on_create(self, conn: Connection, msg: p.Create) -> None:
         seed = msg.seed or (str(msg.deal) if msg.deal is not None else secrets.token_hex(8))

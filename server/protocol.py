@@ -85,6 +85,8 @@ def now_ms() -> int:
 
 #: The highest deal number a ``create`` may ask for.
 MAX_DEAL = 10**12
+#: The longest clock a ``create`` may ask for: practice games get it (web page and terminal).
+MAX_TIME_LIMIT_S = 3600
 
 
 class Create(Message):
@@ -95,7 +97,7 @@ class Create(Message):
     seats: Literal[1, 2] = 2
     seed: str | None = Field(default=None, min_length=1, max_length=64)
     deal: int | None = Field(default=None, ge=0, le=MAX_DEAL)
-    time_limit_s: int = Field(default=600, ge=30, le=3600)
+    time_limit_s: int = Field(default=600, ge=30, le=MAX_TIME_LIMIT_S)
     name: Name | None = None
     bot: Literal["greedy", "lookahead"] | None = None  # "race a bot": the server seats one
     daily: bool = False  # today's daily deal (classic); needs a hello first
@@ -289,6 +291,7 @@ class Welcome(Message):
     player: str
     key: str
     name: str
+    share_host: str | None = None  # host[:port] for links to send to others (server/reach.py)
 
 
 class Seated(Message):

@@ -760,7 +760,7 @@ function matchScreen(code) {
           { class: "panel lobby", id: "lobby" },
           el("h2", { i18n: st.bot ? "lobby_bot_title" : "lobby_title" }),
           el("p", { i18n: st.bot ? "bot_text" : "share_text" }),
-          st.bot ? null : linkRow("share-link", "copy", `${location.origin}/m/${code}`, "share_text"),
+          st.bot ? null : linkRow("share-link", "copy", net.shareLink(`/m/${code}`), "share_text"),
           el("p", {}, el("span", { i18n: "code" }), ": ", el("strong", { class: "code big", text: code })),
           seats,
           el(
@@ -783,7 +783,7 @@ function matchScreen(code) {
           // to copy for others: opening it here would give up the seat (and racers may not watch);
           // daily games are not watched while their day runs, so they have none
           lb.daily ? null : el("p", { class: "fine", i18n: "watch_link" }),
-          lb.daily ? null : linkRow("watch-link", "copy-watch", `${location.origin}/w/${code}`, "watch_link"),
+          lb.daily ? null : linkRow("watch-link", "copy-watch", net.shareLink(`/w/${code}`), "watch_link"),
         ),
       );
       return;

@@ -13,6 +13,7 @@ export class Net {
     this.ws = null;
     this.queue = [];
     this.welcomed = false;
+    this.shareHost = null; // where others reach the server (welcome.share_host): for links to share
     this.attempt = 0;
     this.everOnline = false;
     this.stopped = false;
@@ -60,6 +61,7 @@ export class Net {
       if (msg.type === "welcome") {
         localStorage.setItem("grip:player", msg.player);
         localStorage.setItem("grip:key", msg.key);
+        this.shareHost = msg.share_host || null;
         const again = this.everOnline;
         this.welcomed = true;
         this.everOnline = true;
@@ -83,6 +85,12 @@ export class Net {
       this.attempt += 1;
       this.timer = setTimeout(() => this.connect(), base + Math.random() * base * 0.3);
     });
+  }
+
+  /** A link to `path` for someone else: the server's address on the network when this page was
+   * opened on a loopback one (server/reach.py), else this page's own. */
+  shareLink(path) {
+    return `${location.protocol}//${this.shareHost || location.host}${path}`;
   }
 
   /** Send now if connected, else once the next connection is welcomed. */

@@ -208,7 +208,7 @@ export function statsScreen(app, ctx, player = null) {
             { class: "fine" },
             el("span", { i18n: mine ? "stats_public" : "stats_public_other" }),
             " ",
-            el("a", { href: `/stats/${encodeURIComponent(s.player)}`, "data-link": true, id: "public-link", text: `${location.origin}/stats/${s.player}` }),
+            el("a", { href: `/stats/${encodeURIComponent(s.player)}`, "data-link": true, id: "public-link", text: net.shareLink(`/stats/${s.player}`) }),
           ),
           mine ? null : el("p", {}, el("a", { href: "/stats", "data-link": true, i18n: "my_stats" })),
         ),
