@@ -7,6 +7,8 @@ import asyncio
 import hashlib
 import json
 import re
+import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,6 +150,20 @@ def test_verify_recomputes_sha256_in_the_browser(server_url: str, pages: Any) ->
     assert digests == [hashlib.sha256(t.encode()).hexdigest() for t in texts]
 
 
+def test_how_to_check_speaks_of_what_a_player_has(server_url: str, pages: Any) -> None:
+    """Today's page has no Verify button (nothing is revealed yet) and players have no server code:
+    the text sends them to a past day's Verify button, or to any SHA-256 tool."""
+    page = pages.new()
+    page.goto(f"{server_url}daily")
+    page.click(".how-link")
+    how = page.locator("#how-verify")
+    expect(how).to_be_focused()
+    expect(page.locator("#verify")).to_have_count(0)
+    expect(how).to_contain_text("Once a day is over, open it under Past days")
+    expect(how).not_to_contain_text("python")
+    expect(page.locator("#how-command")).to_have_text("printf '%s' SEED | sha256sum")
+
+
 def test_unknown_future_day_reads_as_a_sentence(server_url: str, pages: Any) -> None:
     page = pages.new()
     page.goto(f"{server_url}daily/2999-01-01")
@@ -214,6 +230,12 @@ def test_past_day_reveals_seed_verifies_and_opens_replays(clocked: ThreadServer,
     expect(page.locator("#verify-result")).to_have_attribute("data-ok", "true")
     expect(page.locator("#verify-result")).to_contain_text("Matches")
     expect(page.locator("#verify-result .hash")).to_have_text(commitment)
+    # "How to check" gives a player's way to check it without the page: a command with this seed
+    command = page.locator("#how-command").inner_text()
+    assert seed in command
+    if shutil.which("sha256sum"):
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=True)
+        assert done.stdout.split()[0] == commitment
     expect(page.locator("#day-board tr.me .score")).to_have_text(str(score))
     expect(page.locator("#day-par")).to_have_text(re.compile(r"^(—|\d+)$"))
     # the par is solved in the background: it shows once the server has it

@@ -266,14 +266,16 @@ export function dailyScreen(app, ctx, day = null) {
     return el("section", { class: "panel", id: "past-days" }, ...parts);
   }
 
-  function howPanel() {
+  /** How anyone checks a day: the Verify button of a past day, or any SHA-256 tool (the command
+   * carries the seed of the past day shown, if any). */
+  function howPanel(seed) {
     return el(
       "section",
       { class: "panel how", id: "how-verify", tabindex: "-1" },
       el("h2", { i18n: "how_verify_title" }),
       el("p", { i18n: "how_verify_1" }),
       el("p", { i18n: "how_verify_2" }),
-      el("pre", {}, el("code", { text: "python -m server.daily verify SEED COMMITMENT\npython -m server.engine deal SEED" })),
+      el("pre", {}, el("code", { id: "how-command", text: `printf '%s' ${seed || "SEED"} | sha256sum` })),
     );
   }
 
@@ -292,7 +294,8 @@ export function dailyScreen(app, ctx, day = null) {
       children.push(todayPanel());
       if (today) children.push(boardPanel(today, { past: false }));
     }
-    children.push(el("div", { class: "cards2" }, daysPanel(), howPanel()));
+    const shown = day && st.boards[day] ? st.boards[day].day.seed : null;
+    children.push(el("div", { class: "cards2" }, daysPanel(), howPanel(shown)));
     app.replaceChildren(el("div", { class: "daily" }, ...children));
   }
   draw();
