@@ -3,24 +3,30 @@
 Moves are typed in RULES.md notation (``T``, ``W>B3``, ``A2:0>C5``,
 ``A2~B5``); Tab completes the legal ones (readline). Other commands:
 ``ready``, ``finish``, ``resign``, ``rematch``, ``help``, ``quit``; in
-practice also ``hint`` and ``undo``.
+practice also ``hint`` and ``undo``. A practice game starts at once, on the
+web page's clock (``p.MAX_TIME_LIMIT_S``).
 
 At a terminal no command waits for the server: answers (acks, refusals,
 the start, the result) show as they arrive, so typing never stalls. Piped
 into stdin, a script's commands wait for their outcome instead (``ready``
 for the start, a move for its ack, ``finish``/``resign`` for the result,
-``rematch`` for the new match), so the script plays in order. Rendering
-and completion are plain functions (``render_board``, ``render_screen``,
-``completions``) that the tests call directly.
+``rematch`` for the new match), so the script plays in order. At a terminal
+``finish`` and ``resign`` ask to be typed twice, as the web page asks for a
+second click; a script's lines are meant as typed. Rendering and completion
+are plain functions (``render_board``, ``render_screen``, ``completions``)
+that the tests call directly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
+import os
 import queue
 import sys
 import termios
+import textwrap
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -129,6 +135,7 @@ class Screen:
     note: str = ""
     stopped_at: int | None = None  # the clock stands still from then (result, lost connection)
     lost: str | None = None
+    ended: set[int] = field(default_factory=set)  # seats whose game is over (the race may go on)
 
     def clock(self, now: int) -> str:
         """The time left, frozen once the race is decided or the server is gone."""
@@ -172,6 +179,7 @@ class Screen:
             self.boards[msg.seat] = msg.view
             self.progress[msg.seat] = msg.progress
         elif isinstance(msg, p.Finished):
+            self.ended.add(msg.seat)
             self.note = f"seat {msg.seat} finished: {msg.score} left ({msg.reason})"
         elif isinstance(msg, p.Result):
             self.decided(msg)
@@ -193,9 +201,20 @@ class Screen:
             self.stopped_at = None
             self.progress.clear()
             self.boards.clear()
+            self.ended.clear()
             self.note = f"rematch: new match {msg.match}; type ready"
         elif isinstance(msg, p.Error):
             self.note = f"{msg.code.value}: {msg.message}"
+
+    def playing(self) -> bool:
+        """Whether this racer's own game is on: started, not over, not ended, not decided."""
+        return (
+            self.view is not None
+            and not self.view.over
+            and self.result is None
+            and self.seat not in self.ended
+            and self.lost is None
+        )
 
     def decided(self, result: p.Result | None) -> None:
         """The result (if any): the clock stops at the moment the race was decided."""
@@ -273,8 +292,21 @@ def opponents(screen: Screen) -> list[int]:
     return sorted(seat for seat in seats if seat != screen.seat)
 
 
-def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> str:
-    """The whole screen as text (no cursor movement): header, boards, progress, notes."""
+def wrapped(text: str, width: int | None) -> list[str]:
+    """``text`` as lines of at most ``width`` columns, broken between words only (None: one line)."""
+    if width is None:
+        return [text]
+    return textwrap.wrap(
+        text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    ) or [""]
+
+
+def render_screen(screen: Screen, style: Style, now_ms: int | None = None, width: int | None = None) -> str:
+    """The whole screen as text (no cursor movement): header, boards, progress, notes.
+
+    ``width``: the terminal's columns; the legal moves and the note are broken
+    between words to fit (a move is never cut in two).
+    """
     now = p.now_ms() if now_ms is None else now_ms
     status = screen.lobby.status if screen.lobby else "connecting"
     lines = [header_line(screen, style, now)]
@@ -288,10 +320,11 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> st
             lines += render_board(screen.view, style)
         for seat in opponents(screen):
             lines.append("Opponent " + progress_line(screen, seat, style))
-        if screen.view is not None:
+        if screen.playing():
+            assert screen.view is not None
             legal = sorted(screen.view.legal, key=lambda m: "~" in m)  # swaps last: they never score
             shown = " ".join(legal[:16]) + (" ..." if len(legal) > 16 else "")
-            lines.append(f"Legal ({len(legal)}): {shown}")
+            lines += wrapped(f"Legal ({len(legal)}): {shown}", width)
     else:
         for seat in sorted(screen.boards):
             lines += render_board(screen.boards[seat], style, progress_line(screen, seat, style))
@@ -301,7 +334,7 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None) -> st
     if screen.result is not None:
         lines += render_result(screen.result, style)
     if screen.note:
-        lines.append(style(screen.note, 33))
+        lines += [style(line, 33) for line in wrapped(screen.note, width)]
     return "\n".join(lines)
 
 
@@ -319,6 +352,14 @@ def normalize(line: str) -> str:
     return text.lower() if text.lower() in COMMANDS else text.upper()
 
 
+def columns(out: TextIO) -> int | None:
+    """The width of the terminal ``out`` writes to (None: not a terminal, or one that gives no width)."""
+    try:
+        return (os.get_terminal_size(out.fileno()).columns or None) if out.isatty() else None
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
 class Terminal:
     """Drives one ``Client`` from lines of input, redrawing ``Screen`` on every event."""
 
@@ -332,17 +373,24 @@ class Terminal:
         self.decided = asyncio.Event()
         self.rematched = asyncio.Event()
         self._asking: set[asyncio.Task[None]] = set()  # hints being thought of, at a terminal
+        #: Set while the stdin thread shows its prompt and reads a line: a redraw meanwhile wipes
+        #: the prompt, so it draws it again; at other times the next read shows it.
+        self.prompting = threading.Event()
+        self.armed: str | None = None  # "finish" or "resign" typed once at a terminal: type it again
 
     def redraw(self) -> None:
-        text = render_screen(self.screen, self.style)
         if self.interactive:
-            buffer = ""
-            with contextlib.suppress(ImportError):
-                import readline
+            text = render_screen(self.screen, self.style, width=columns(self.out))
+            prompt = ""
+            if self.prompting.is_set():
+                prompt = "> "
+                with contextlib.suppress(ImportError):
+                    import readline
 
-                buffer = readline.get_line_buffer()
-            self.out.write("\x1b[H\x1b[2J" + text + "\n> " + buffer)
+                    prompt += readline.get_line_buffer()
+            self.out.write("\x1b[H\x1b[2J" + text + "\n" + prompt)
         else:
+            text = render_screen(self.screen, self.style)
             self.out.write(text + "\n")
             self.screen.note = ""  # said once: the next screen of a transcript is about what comes next
         self.out.flush()
@@ -397,6 +445,12 @@ class Terminal:
             return False
         if self.client.watching and text != "help":
             self.screen.note = f"{text}: a spectator can only quit"
+            self.redraw()
+            return True
+        armed, self.armed = self.armed, None
+        if self.interactive and text in ("finish", "resign") and armed != text and self.screen.playing():
+            self.armed = text
+            self.screen.note = f"really {text}? type {text} again to confirm (anything else plays on)"
             self.redraw()
             return True
         try:
@@ -472,13 +526,16 @@ def _completer(term: Terminal) -> Callable[[str, int], str | None]:
     return complete
 
 
-async def stdin_lines(interactive: bool) -> AsyncIterator[str]:
+async def stdin_lines(interactive: bool, prompting: threading.Event | None = None) -> AsyncIterator[str]:
     """Lines typed (with readline editing when interactive); ends at EOF.
 
     A daemon thread reads, one line when asked for one (so its prompt follows the
     redraw): a read blocked in a thread of the loop's executor would hold up the
     exit on Ctrl-C until Enter, since ``asyncio.run`` waits for those threads.
+    ``prompting`` is set while the prompt is up (``Terminal.redraw`` draws it
+    again then, and only then: the screen after a command leaves it to the read).
     """
+    shown = prompting or threading.Event()
     loop = asyncio.get_running_loop()
     wanted: queue.SimpleQueue[None] = queue.SimpleQueue()
     lines: asyncio.Queue[str | None] = asyncio.Queue()
@@ -490,10 +547,17 @@ async def stdin_lines(interactive: bool) -> AsyncIterator[str]:
     def read() -> None:
         while True:
             wanted.get()
+            line: str | None
             try:  # None at the end: input() says so with EOFError, readline() with ""
-                line = input("> ") if interactive else sys.stdin.readline() or None
+                if interactive:
+                    shown.set()
+                    line = input("> ")
+                else:
+                    line = sys.stdin.readline() or None
             except EOFError:
                 line = None
+            finally:
+                shown.clear()
             post(line)
             if line is None:
                 return
@@ -550,7 +614,7 @@ async def run_terminal(
     term = Terminal(client, out, interactive=interactive, color=color)
     pump = asyncio.create_task(term.pump())
     tasks: list[asyncio.Task[object]] = [pump]
-    typed = lines if lines is not None else stdin_lines(interactive)
+    typed = lines if lines is not None else stdin_lines(interactive, term.prompting)
     try:
         if watch:
             watching = await client.watch(match_code(watch))
@@ -588,19 +652,24 @@ async def _seat(
     deal: int | None,
     variant: p.VariantName,
 ) -> None:
-    """Join ``join``, or create a match (against a server bot when ``bot``, alone when ``practice``)."""
+    """Join ``join``, or create a match (against a server bot when ``bot``, alone when ``practice``).
+
+    Practice has nobody to get ready for: it starts at once, as on the web page.
+    """
     client = term.client
     if join:
-        seated = await client.join(match_code(join))
+        term.screen.update(await client.join(match_code(join)))
+    elif practice:
+        seated = await client.create(deal=deal, variant=variant, seats=1, time_limit_s=p.MAX_TIME_LIMIT_S)
+        term.screen.update(seated)
+        await client.ready()
+        await term._wait(term.started, "start")
+        term.screen.note = f"match {seated.match}: practice, with hint and undo; the clock runs"
     else:
-        seats = 1 if practice else 2
-        seated = await client.create(deal=deal, variant=variant, seats=seats, bot=bot)  # type: ignore[arg-type]
-        if practice:
-            against = "practice, with hint and undo"
-        else:
-            against = f"against the {bot} bot" if bot else f"your friend joins with --join {seated.match}"
+        seated = await client.create(deal=deal, variant=variant, bot=bot)  # type: ignore[arg-type]
+        against = f"against the {bot} bot" if bot else f"your friend joins with --join {seated.match}"
         term.screen.note = f"match {seated.match}: {against}; type ready"
-    term.screen.update(seated)
+        term.screen.update(seated)
 
 
 def _setup_readline(term: Terminal) -> None:

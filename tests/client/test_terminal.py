@@ -91,7 +91,7 @@ async def test_in_process_race_against_a_bot(url: str) -> None:
 async def test_practice_from_the_terminal_with_hint_and_undo(url: str) -> None:
     out = io.StringIO()
     code = await run_terminal(
-        url, practice=True, deal=1, lines=lines("ready", "hint", "T", "undo", "finish"), out=out,
+        url, practice=True, deal=1, lines=lines("hint", "T", "undo", "finish"), out=out,
         interactive=False, color=False,
     )  # fmt: skip
     text = out.getvalue()
@@ -99,6 +99,39 @@ async def test_practice_from_the_terminal_with_hint_and_undo(url: str) -> None:
     assert "practice, with hint and undo" in text
     assert re.search(r"hint: \S+", text) and text.count("took back T") == 1  # a note is said once
     assert "Player: 72 left" in text  # the T taken back, nothing had left the stock or the grid
+
+
+async def test_practice_starts_at_once_on_the_web_page_s_clock(url: str) -> None:
+    """No ``ready`` to type (the web page starts practice at once too), and the same hour's clock."""
+    out = io.StringIO()
+    code = await run_terminal(
+        url, practice=True, deal=1, lines=lines("hint", "finish"), out=out, interactive=False, color=False
+    )
+    text = out.getvalue()
+    assert code == 0
+    assert "type ready" not in text and "wrong_phase" not in text
+    assert re.search(r"hint: [A-C0-9W:>~T]+", text)  # asked before anything else: the game was on
+    first_clock = re.search(r"\[playing\]  clock (\d\d):(\d\d)", text)
+    assert first_clock is not None
+    assert p.MAX_TIME_LIMIT_S - 5 <= int(first_clock[1]) * 60 + int(first_clock[2]) <= p.MAX_TIME_LIMIT_S
+    assert p.MAX_TIME_LIMIT_S == 3600  # what client/web/js/app.js asks for its practice games
+
+
+def test_the_legal_moves_wrap_between_moves_and_go_once_the_game_is_over() -> None:
+    view = view_of("1")
+    screen = Screen(match="34679ACD", seat=0, view=view, ends_at=1)
+    unwrapped = render_screen(screen, Style(False), now_ms=0).splitlines()
+    assert max(len(line) for line in unwrapped if line.startswith("Legal (")) > 120  # too long for one line
+    shown_lines = render_screen(screen, Style(False), now_ms=0, width=120).splitlines()
+    start = next(n for n, line in enumerate(shown_lines) if line.startswith("Legal ("))
+    legal_lines = shown_lines[start : start + 2]
+    assert legal_lines[1].startswith("  ") and all(len(line) <= 120 for line in legal_lines)
+    shown = " ".join(legal_lines).split(": ", 1)[1].split()
+    assert len(shown) == 17 and shown[-1] == "..." and set(shown[:-1]) <= set(view.legal)  # whole moves
+    screen.update(p.Finished(ev=9, seat=0, score=72, reason="finish", at=5))
+    assert "Legal (" not in render_screen(screen, Style(False), now_ms=0, width=120)
+    screen = Screen(match="34679ACD", seat=0, view=view.model_copy(update={"over": True}), ends_at=1)
+    assert "Legal (" not in render_screen(screen, Style(False), now_ms=0, width=120)
 
 
 async def test_piped_stdin_in_a_subprocess_then_watch(url: str) -> None:

@@ -65,7 +65,8 @@ async def test_interactive_input_never_waits_for_the_server(url: str) -> None:
     typed.put_nowait("T")
     await wait_until(lambda: "played T" in out.getvalue(), what="the ack of T")
     mark = len(out.getvalue())
-    typed.put_nowait("finish")  # Bob plays on: the result is far off
+    typed.put_nowait("finish")
+    typed.put_nowait("finish")  # confirmed; Bob plays on: the result is far off
     typed.put_nowait("help")
     await wait_until(lambda: HELP in out.getvalue()[mark:], 3, "help answered before the result")
     assert "Result" not in out.getvalue()
@@ -237,8 +238,6 @@ async def test_a_slow_hint_does_not_hold_up_typing(url: str, monkeypatch: pytest
     monkeypatch.setattr(Solving, "hint", slow_hint)
     out, typed = io.StringIO(), asyncio.Queue[str]()
     term = start_terminal(url, out, typed, interactive=True, practice=True)
-    await created_code(out)
-    typed.put_nowait("ready")
     await wait_until(lambda: "[playing]" in out.getvalue(), what="the start")
     typed.put_nowait("hint")
     await asyncio.wait_for(thinking.wait(), 5)
@@ -247,4 +246,26 @@ async def test_a_slow_hint_does_not_hold_up_typing(url: str, monkeypatch: pytest
     assert "hint: T" not in out.getvalue()
     answer.set()
     await wait_until(lambda: "hint: T" in out.getvalue(), 5, "the hint, once it comes")
+    assert await quit_terminal(term, typed) == 0
+
+
+def last_screen(out: io.StringIO) -> str:
+    """What the terminal shows now: the text after its last clear-screen."""
+    return out.getvalue().rsplit("\x1b[2J", 1)[-1]
+
+
+async def test_finish_at_a_terminal_asks_to_be_typed_again(url: str) -> None:
+    out, typed = io.StringIO(), asyncio.Queue[str]()
+    term = start_terminal(url, out, typed, interactive=True, practice=True)
+    await wait_until(lambda: "[playing]" in out.getvalue(), what="the start")
+    typed.put_nowait("finish")
+    await wait_until(lambda: "really finish?" in last_screen(out), 5, "the question")
+    typed.put_nowait("T")  # anything else plays on, and the next finish asks again
+    await wait_until(lambda: "played T" in last_screen(out), 5, "the ack of T")
+    typed.put_nowait("finish")
+    await wait_until(lambda: "really finish?" in last_screen(out), 5, "the question, again")
+    assert "Result" not in out.getvalue() and "Legal (" in last_screen(out)
+    typed.put_nowait("finish")
+    await wait_until(lambda: "Result" in last_screen(out), 5, "the result")
+    assert "Legal (" not in last_screen(out)  # the game is over: nothing left to play
     assert await quit_terminal(term, typed) == 0

@@ -422,7 +422,7 @@ function practiceScreen() {
         seats: 1,
         deal: Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0,
         variant: document.getElementById("pvariant").value,
-        time_limit_s: 3600,
+        time_limit_s: 3600, // the longest a create allows (MAX_TIME_LIMIT_S in server/protocol.py); the terminal uses it too
       });
     });
     app.replaceChildren(form);
