@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Bootstrap for the README's two commands: ``python3 dev.py serve`` and ``python3 dev.py test``.
+"""Bootstrap for every command the README shows: ``python3 dev.py COMMAND [options]``.
 
 Only the standard library runs here: it makes ``.venv`` with the project and
 its test tools installed (again only when ``pyproject.toml`` changed), then
-hands over to the server or to pytest inside it.
+hands over to the program inside it, so nothing has to be activated first.
 """
 
 from __future__ import annotations
@@ -18,6 +18,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+#: Each command and what it runs in ``.venv`` (the options typed after it are added).
+COMMANDS: dict[str, tuple[str, list[str]]] = {
+    "serve": ("the server, and the game opened in a browser", ["-m", "server", "--open"]),
+    "test": ("the test suite (pytest options)", ["-m", "pytest"]),
+    "server": ("python -m server: the server alone", ["-m", "server"]),
+    "client": ("python -m client: play, watch, bots and statistics from a terminal", ["-m", "client"]),
+    "engine": ("python -m server.engine: the rules engine's deal, play and solve", ["-m", "server.engine"]),
+}
+
+
+def usage() -> str:
+    lines = ["usage: python3 dev.py COMMAND [options]"]
+    lines += [f"  {name:<7} {what}" for name, (what, _) in COMMANDS.items()]
+    return "\n".join(lines)
 
 
 def ensure_venv() -> None:
@@ -34,18 +49,30 @@ def ensure_venv() -> None:
     stamp.write_text(want)
 
 
+def run(args: list[str]) -> int:
+    """Run ``args`` to its end; its exit status.
+
+    Ctrl-C reaches the program too (the terminal signals the whole process
+    group), so here it only means waiting for the program to stop by itself.
+    """
+    with subprocess.Popen(args) as child:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                continue
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("serve", "test"):
-        print("usage: python3 dev.py serve [server options] | test [pytest options]", file=sys.stderr)
+    if not argv or argv[0] not in COMMANDS:
+        print(usage(), file=sys.stderr)
         return 2
-    ensure_venv()
-    command, rest = argv[0], argv[1:]
-    if command == "serve":
-        args = [str(PYTHON), "-m", "server", "--open", *rest]
-    else:
-        args = [str(PYTHON), "-m", "pytest", *rest]
+    try:
+        ensure_venv()
+    except KeyboardInterrupt:
+        return 130
     os.chdir(ROOT)
-    return subprocess.call(args)
+    return run([str(PYTHON), *COMMANDS[argv[0]][1], *argv[1:]])
 
 
 if __name__ == "__main__":
