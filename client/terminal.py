@@ -471,18 +471,18 @@ class Terminal:
             self.screen.note = "ready: the race starts when every seat is ready"
             await c.ready()
             if scripted:
-                await self._wait(self.started, "start")
+                await self.wait_for(self.started, "start")
         elif text in ("finish", "resign"):
             self.screen.note = f"{text}: the result comes when every game has ended"
             await (c.finish() if text == "finish" else c.resign())
             if scripted:
-                await self._wait(self.decided, "result")
+                await self.wait_for(self.decided, "result")
         elif text == "rematch":
             self.screen.note = "rematch asked: it starts when every seat asks"
             self.rematched.clear()
             await c.rematch()
             if scripted:
-                await self._wait(self.rematched, "rematch")
+                await self.wait_for(self.rematched, "rematch")
         elif text == "hint" and scripted:
             await self._hint()
         elif text == "hint":  # the hint player may think for seconds: typing goes on meanwhile
@@ -508,7 +508,7 @@ class Terminal:
         if redraw:
             self.redraw()
 
-    async def _wait(self, event: asyncio.Event, what: str) -> None:
+    async def wait_for(self, event: asyncio.Event, what: str) -> None:
         try:
             await asyncio.wait_for(event.wait(), SCRIPT_WAIT_S)
         except TimeoutError:
@@ -663,7 +663,7 @@ async def _seat(
         seated = await client.create(deal=deal, variant=variant, seats=1, time_limit_s=p.MAX_TIME_LIMIT_S)
         term.screen.update(seated)
         await client.ready()
-        await term._wait(term.started, "start")
+        await term.wait_for(term.started, "start")
         term.screen.note = f"match {seated.match}: practice, with hint and undo; the clock runs"
     else:
         seated = await client.create(deal=deal, variant=variant, bot=bot)  # type: ignore[arg-type]
