@@ -40,12 +40,13 @@ from . import daily, reach, stats
 from . import protocol as p
 from .bus import Bus, open_bus
 from .engine import Game
+from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .hub import CLOSE_TRY_AGAIN, Hub, LiveMatch, connection_id, new_code, new_token
-from .match import DEFAULT_GRACE_MS, Duplicate, Match, MatchError, Seated, hash_token, missed_events
+from .match import DEFAULT_GRACE_MS, Duplicate, Match, Seated, hash_token, missed_events
 from .protocol import now_ms
 from .replay import replay_json, verified_result
 from .solving import Solving
-from .store import BoardRow, Conflict, PlayerRecord, Store, StoreUnavailable, open_store
+from .store import BoardRow, PlayerRecord, Store, open_store
 
 log = logging.getLogger(__name__)
 HEARTBEAT_S = 2.0  # how often a process says it is alive ...
@@ -442,7 +443,7 @@ class App:
                     continue
                 try:
                     message = p.parse_client(frame)
-                except p.ProtocolError as exc:
+                except Refused as exc:
                     self.metrics.rejects.labels(exc.code.value).inc()
                     conn.send(p.Error(code=exc.code, message=exc.message))
                     continue
@@ -460,10 +461,8 @@ class App:
         """Run one command; whatever goes wrong becomes a typed answer, never a dropped connection."""
         try:
             await self._handlers[message.type](conn, message)
-        except MatchError as exc:
+        except Refused as exc:
             self._refuse(conn, message, exc.code, exc.message)
-        except StoreUnavailable:
-            self._refuse(conn, message, p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again soon")
         except Exception:
             log.exception("%s failed for connection %s", message.type, conn.id)
             self._refuse(
@@ -498,9 +497,9 @@ class App:
 
     def _seated(self, conn: Connection) -> tuple[LiveMatch, int]:
         if conn.live is None or conn.seat is None:
-            raise MatchError(p.ErrorCode.WRONG_PHASE, "create or join a match first")
+            raise Refused(ErrorCode.WRONG_PHASE, "create or join a match first")
         if conn.live.seats.get(conn.seat) is not conn:
-            raise MatchError(p.ErrorCode.TAKEN_OVER, "this seat was taken over by a newer connection")
+            raise Refused(ErrorCode.TAKEN_OVER, "this seat was taken over by a newer connection")
         return conn.live, conn.seat
 
     def _welcome(self, conn: Connection, record: PlayerRecord, key: str) -> None:
@@ -531,7 +530,7 @@ class App:
         found = await self.store.player(msg.player)
         key = msg.key or ""
         if found is None or not hmac.compare_digest(found.key_hash, hash_token(key)):
-            raise MatchError(
+            raise Refused(
                 p.ErrorCode.BAD_KEY,
                 "that player id and key do not match; send hello without them for a new identity",
             )
@@ -566,7 +565,7 @@ class App:
         try:
             lm = await self.hub.open(events)
         except Conflict:  # one code in 25^8 is taken: ask again
-            raise MatchError(p.ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
+            raise Refused(ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
         conn.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
         await self._take_seat(conn, lm, 0)
         if msg.bot is not None:  # the protocol allows a bot only with a second seat
@@ -577,9 +576,9 @@ class App:
     async def _daily_entry(self, conn: Connection, msg: p.Create, day: str, code: str) -> bool:
         """Whether this daily game is ranked: one ranked attempt a day, practice only after it."""
         if conn.player is None:
-            raise MatchError(p.ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
+            raise Refused(ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
         if msg.variant != "classic" or msg.bot is not None:
-            raise MatchError(
+            raise Refused(
                 p.ErrorCode.NOT_ALLOWED, "the daily challenge is classic, against a person or alone"
             )
         used = await self.store.daily_attempt(day, conn.player.id)
@@ -587,7 +586,7 @@ class App:
             await self._claim_daily(day, conn.player.id, code)
             return True
         if used is not None and msg.ranked:
-            raise MatchError(
+            raise Refused(
                 p.ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow"
             )
         await self._check_attempt_behind(day, conn.player.id)
@@ -602,7 +601,7 @@ class App:
         if m.daily is None or (not m.ranked and daily.is_over(m.daily, self.clock())):
             return
         if conn.player is None:
-            raise MatchError(p.ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
+            raise Refused(ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
         if not m.ranked:
             await self._check_attempt_behind(m.daily, conn.player.id)
         elif m.status == "lobby" and any(s is None for s in m.seats):
@@ -617,22 +616,22 @@ class App:
         """
         code = await self.store.daily_attempt(day, player)
         if code is None:
-            raise MatchError(p.ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after")
+            raise Refused(ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after")
         try:
             over = (await self.hub.get(code)).match.done_for(player)
-        except MatchError as exc:
+        except Refused as exc:
             if exc.code is not p.ErrorCode.NOT_FOUND:
                 raise
             over = True  # expired: a lobby nobody started, or a result long decided
         if not over:
-            raise MatchError(
+            raise Refused(
                 p.ErrorCode.NOT_ALLOWED,
                 f"finish your ranked attempt (match {code}) first; practice comes after",
             )
 
     async def _claim_daily(self, day: str, player: str, code: str) -> None:
         if await self.store.claim_daily(day, player, code) != code:
-            raise MatchError(
+            raise Refused(
                 p.ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow"
             )
 
@@ -651,7 +650,7 @@ class App:
     async def on_watch(self, conn: Connection, msg: p.Watch) -> None:
         lm = await self.hub.get(msg.match)
         if lm.match.daily and not daily.is_over(lm.match.daily, self.clock()):
-            raise MatchError(
+            raise Refused(
                 p.ErrorCode.NOT_ALLOWED,
                 "daily games cannot be watched while their day runs; replays open when it is over",
             )
@@ -749,9 +748,9 @@ class App:
         try:
             daily.parse_day(msg.day)
         except ValueError:
-            raise MatchError(p.ErrorCode.BAD_MESSAGE, f"{msg.day!r} is not a calendar day") from None
+            raise Refused(ErrorCode.BAD_MESSAGE, f"{msg.day!r} is not a calendar day") from None
         if msg.day > daily.day_of(self.clock()):
-            raise MatchError(p.ErrorCode.NOT_YET, f"the {msg.day} daily has not begun")
+            raise Refused(ErrorCode.NOT_YET, f"the {msg.day} daily has not begun")
         board = await self.store.leaderboard(msg.day, conn.player.id if conn.player else None)
         conn.send(
             p.Leaderboard(
@@ -788,11 +787,11 @@ class App:
         """Whose figures: the asker's own (after hello), or a named player's."""
         if player is None:
             if conn.player is None:
-                raise MatchError(p.ErrorCode.BAD_KEY, "say hello first, or name a player")
+                raise Refused(ErrorCode.BAD_KEY, "say hello first, or name a player")
             return conn.player
         record = await self.store.player(player)
         if record is None:
-            raise MatchError(p.ErrorCode.NOT_FOUND, f"no player {player}")
+            raise Refused(ErrorCode.NOT_FOUND, f"no player {player}")
         return record
 
     async def on_stats(self, conn: Connection, msg: p.StatsRequest) -> None:
@@ -820,10 +819,10 @@ class App:
 
 def _practice_game(match: Match, seat: int) -> Game:
     if not match.practice:
-        raise MatchError(p.ErrorCode.NOT_ALLOWED, "hints are for practice games only")
+        raise Refused(ErrorCode.NOT_ALLOWED, "hints are for practice games only")
     game = match.seat(seat).game
     if game is None or match.status != "playing" or match.seat(seat).ended is not None:
-        raise MatchError(p.ErrorCode.WRONG_PHASE, "your game is not being played")
+        raise Refused(ErrorCode.WRONG_PHASE, "your game is not being played")
     return game
 
 

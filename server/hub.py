@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from . import protocol as p
 from .bus import Bus
+from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .feed import SpectatorFeed
 from .match import (
     DEFAULT_GRACE_MS,
@@ -28,7 +29,6 @@ from .match import (
     Duplicate,
     Event,
     Match,
-    MatchError,
     Moved,
     Opened,
     RematchOpened,
@@ -37,7 +37,7 @@ from .match import (
     receives,
 )
 from .protocol import now_ms
-from .store import Conflict, Store, StoreUnavailable
+from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class Hub:
             lm = await asyncio.shield(pending)
         if self.expired(lm.match):
             self.drop(match_id)
-            raise MatchError(p.ErrorCode.NOT_FOUND, f"match {match_id} has expired")
+            raise Refused(ErrorCode.NOT_FOUND, f"match {match_id} has expired")
         return lm
 
     async def _load(self, match_id: str) -> LiveMatch:
@@ -132,16 +132,14 @@ class Hub:
             match = Match.from_events(events, self.grace_ms) if events else None
         except StoreUnavailable:
             await self.bus.unsubscribe(_channel(match_id))
-            raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
+            raise
         except ValueError as exc:  # unreadable JSON, a gap, a move the engine refuses: no retry mends it
             await self.bus.unsubscribe(_channel(match_id))
             log.error("match %s: its stored log does not replay: %s", match_id, exc)
-            raise MatchError(
-                p.ErrorCode.CORRUPT, f"the stored log of match {match_id} does not replay"
-            ) from None
+            raise Refused(ErrorCode.CORRUPT, f"the stored log of match {match_id} does not replay") from None
         if match is None:
             await self.bus.unsubscribe(_channel(match_id))
-            raise MatchError(p.ErrorCode.NOT_FOUND, f"no match {match_id}")
+            raise Refused(ErrorCode.NOT_FOUND, f"no match {match_id}")
         opened = self.live.get(match_id)
         if opened is not None:  # ``open`` registered it during this read: keep the one LiveMatch
             return opened
@@ -188,14 +186,14 @@ class Hub:
                 except Conflict as exc:
                     if exc.behind:
                         await self._reload(lm)
-                        raise MatchError(
-                            p.ErrorCode.UNAVAILABLE,
+                        raise Refused(
+                            ErrorCode.UNAVAILABLE,
                             "the store lost this match's latest events; resume to go on from what it kept",
                         ) from None
                     if lm.match.ev == expected:  # the bus has not brought the news yet: read it
                         await self._catch_up(lm)
                     continue
-                except MatchError:  # no answer: the write may land all the same
+                except Refused:  # no answer: the write may land all the same
                     self._spawn(self._settle(lm, expected))
                     raise
                 if shift:  # placed after others' moves we had not seen: take them in first
@@ -206,15 +204,15 @@ class Hub:
                 await self._publish(lm.match.id, decision)
                 await self._after(lm, decision)
                 return decision
-        raise MatchError(p.ErrorCode.UNAVAILABLE, "the match is busy; try again")
+        raise Refused(ErrorCode.UNAVAILABLE, "the match is busy; try again")
 
     async def _append(self, match_id: str, expected: int, events: list[Event]) -> int:
         rebase = len(events) == 1 and isinstance(events[0], Moved)
         try:
             return await self.store.append(match_id, expected, events, rebase=rebase)
         except StoreUnavailable:
-            raise MatchError(
-                p.ErrorCode.UNAVAILABLE,
+            raise Refused(
+                ErrorCode.UNAVAILABLE,
                 "the store did not answer; send it again (a move resent with its seq counts once)",
             ) from None
 
@@ -310,8 +308,6 @@ class Hub:
         lm.reloading = True
         try:
             events = await self.store.events(match_id)
-        except StoreUnavailable:
-            raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
         finally:
             lm.reloading = False
         if not events:  # nothing left of it
@@ -330,7 +326,7 @@ class Hub:
         """
         try:
             await self._reload(lm, tell_others=tell_others)
-        except MatchError:
+        except StoreUnavailable:
             log.warning("could not reload %s; it reloads at its next append", lm.match.id)
 
     async def _locked_reload(self, lm: LiveMatch) -> None:
@@ -340,11 +336,7 @@ class Hub:
                 await self._reload_if_the_store_answers(lm, tell_others=False)
 
     async def _catch_up(self, lm: LiveMatch) -> None:
-        try:
-            events = await self.store.events(lm.match.id, lm.match.ev)
-        except StoreUnavailable:
-            raise MatchError(p.ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
-        self._apply(lm, events)
+        self._apply(lm, await self.store.events(lm.match.id, lm.match.ev))
 
     def tick_soon(self, lm: LiveMatch) -> None:
         lm.timer = None  # it has fired
@@ -354,7 +346,7 @@ class Hub:
         try:
             if not await self.execute(lm, lambda m: m.tick(self.clock())):
                 self._schedule(lm)  # woke before the deadline (timers may fire early): sleep again
-        except MatchError:
+        except Refused:
             log.warning("tick for %s failed; retrying", lm.match.id)
             lm.timer = asyncio.get_running_loop().call_later(1.0, self.tick_soon, lm)
             lm.deadline = None  # the next event reschedules for the real deadline, as before
@@ -523,9 +515,9 @@ class Hub:
                 continue
             try:
                 await self.get(mid)
-            except MatchError as exc:
+            except Refused as exc:
                 log.warning("could not take in match %s: %s", mid, exc.message)
-                if exc.code in (p.ErrorCode.CORRUPT, p.ErrorCode.NOT_FOUND):  # no retry mends it
+                if exc.code in (ErrorCode.CORRUPT, ErrorCode.NOT_FOUND):  # no retry mends it
                     self._unloadable.add(mid)
 
     async def record_connection(self, lm: LiveMatch, seat: int, conn: str, *, connected: bool) -> None:
@@ -547,7 +539,7 @@ class Hub:
         decide = Match.decide_connect if connected else Match.decide_disconnect
         try:
             await self.execute(lm, lambda m: decide(m, seat, conn, self.clock()))
-        except MatchError as exc:
+        except Refused as exc:
             log.warning(
                 "could not record %s as %s to %s: %s",
                 conn,
@@ -555,7 +547,7 @@ class Hub:
                 lm.match.id,
                 exc.message,
             )
-            return exc.code is not p.ErrorCode.UNAVAILABLE
+            return exc.code is not ErrorCode.UNAVAILABLE
         return True
 
     async def _keep_recording(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> None:
@@ -588,7 +580,7 @@ class Hub:
             return
         if lm.timer is not None:
             lm.timer.cancel()
-        gone = p.encode(p.Error(code=p.ErrorCode.NOT_FOUND, message=f"match {match_id} has expired"))
+        gone = p.encode(p.Error(code=ErrorCode.NOT_FOUND, message=f"match {match_id} has expired"))
         for peer in lm.seats.values():
             peer.send(gone)
         lm.seats.clear()
@@ -620,7 +612,7 @@ def instance_of(connection: str) -> str:
 
 
 def _evict(peer: Peer) -> None:
-    peer.send(p.Error(code=p.ErrorCode.TAKEN_OVER, message="this seat was taken over by a newer connection"))
+    peer.send(p.Error(code=ErrorCode.TAKEN_OVER, message="this seat was taken over by a newer connection"))
     peer.close(1000, "seat taken over")
 
 

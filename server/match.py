@@ -1,7 +1,7 @@
 """A match as an event-sourced state machine: commands in, events out, no I/O.
 
 A match *is* its event log. ``Match.decide_*`` turns a command into new
-events (or a ``MatchError``) without changing anything; the shell makes them
+events (or a ``Refused``) without changing anything; the shell makes them
 durable (a conditional append at ``expected_ev``), then every process that
 cares calls ``apply`` and ``render`` for each, in ``ev`` order. Because the
 state is a fold of the log, any process can rebuild any match, a resume can
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from . import daily
 from . import protocol as p
 from .engine import Game, IllegalMove, InvalidMove, Move, get_variant, rating
+from .errors import ErrorCode, Refused
 
 COUNTDOWN_MS = 3000
 DEFAULT_GRACE_MS = 60_000
@@ -180,15 +181,6 @@ def decode_events(data: str | bytes) -> list[Event]:
 # ------------------------------------------------------------------ state
 
 
-class MatchError(Exception):
-    """A command the match refuses, with the protocol's error code."""
-
-    def __init__(self, code: p.ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -295,7 +287,7 @@ class Match:
     def seat(self, n: int) -> SeatState:
         s = self.seats[n]
         if s is None:
-            raise MatchError(p.ErrorCode.NOT_FOUND, f"seat {n} is empty")
+            raise Refused(ErrorCode.NOT_FOUND, f"seat {n} is empty")
         return s
 
     def seat_of_token(self, token: str) -> int:
@@ -303,7 +295,7 @@ class Match:
         for n, s in enumerate(self.seats):
             if s is not None and hmac.compare_digest(s.token_hash, h):
                 return n
-        raise MatchError(p.ErrorCode.BAD_TOKEN, "that token holds no seat in this match")
+        raise Refused(ErrorCode.BAD_TOKEN, "that token holds no seat in this match")
 
     def _ranked_daily_end(self) -> int | None:
         """When a ranked daily game must be over: its seed is published as its day ends."""
@@ -340,8 +332,8 @@ class Match:
         if self.status == "finished" or len(self.seats) < 2:
             return
         if seat is not None or self._seats_player(player):
-            raise MatchError(
-                p.ErrorCode.NOT_ALLOWED, "you race in this match: racers see only each other's progress"
+            raise Refused(
+                ErrorCode.NOT_ALLOWED, "you race in this match: racers see only each other's progress"
             )
 
     def _game(self, n: int) -> Game:
@@ -358,12 +350,12 @@ class Match:
 
     def _playing_seat(self, n: int, now: int) -> SeatState:
         if self.status != "playing":
-            raise MatchError(p.ErrorCode.WRONG_PHASE, _NOT_PLAYING[self.status])
+            raise Refused(ErrorCode.WRONG_PHASE, _NOT_PLAYING[self.status])
         s = self.seat(n)
         if s.ended is not None:
-            raise MatchError(p.ErrorCode.WRONG_PHASE, "your game has ended")
+            raise Refused(ErrorCode.WRONG_PHASE, "your game has ended")
         if now >= self.ends_at:
-            raise MatchError(p.ErrorCode.WRONG_PHASE, "the time is up")
+            raise Refused(ErrorCode.WRONG_PHASE, "the time is up")
         return s
 
     # ----------------------------------------------------------- commands
@@ -432,14 +424,14 @@ class Match:
 
     def decide_join(self, name: str, token: str, player: str | None, now: int) -> list[Event]:
         if self.status != "lobby":
-            raise MatchError(p.ErrorCode.WRONG_PHASE, "this match has already started")
+            raise Refused(ErrorCode.WRONG_PHASE, "this match has already started")
         if self._seats_player(player):
-            raise MatchError(p.ErrorCode.NOT_ALLOWED, "you already hold a seat in this match: resume it")
+            raise Refused(ErrorCode.NOT_ALLOWED, "you already hold a seat in this match: resume it")
         free = [n for n, s in enumerate(self.seats) if s is None]
         if not free:
-            raise MatchError(p.ErrorCode.FULL, "both seats are taken")
+            raise Refused(ErrorCode.FULL, "both seats are taken")
         if len(free) == len(self.seats):  # its creator (and anyone since) left: nobody invites now
-            raise MatchError(p.ErrorCode.NOT_FOUND, "everyone left this race: it was called off")
+            raise Refused(ErrorCode.NOT_FOUND, "everyone left this race: it was called off")
         c = self._next()
         return [Seated(ev=c(), at=now, seat=free[0], name=name, token_hash=hash_token(token), player=player)]
 
@@ -462,12 +454,10 @@ class Match:
 
     def decide_ready(self, seat: int, now: int) -> list[Event]:
         if self.status != "lobby":
-            raise MatchError(p.ErrorCode.WRONG_PHASE, "the match is not in its lobby")
+            raise Refused(ErrorCode.WRONG_PHASE, "the match is not in its lobby")
         day_end = self._ranked_daily_end()
         if day_end is not None and now >= day_end:
-            raise MatchError(
-                p.ErrorCode.WRONG_PHASE, "this daily challenge's day is over: its seed is public now"
-            )
+            raise Refused(ErrorCode.WRONG_PHASE, "this daily challenge's day is over: its seed is public now")
         if self.seat(seat).ready:
             return []
         c = self._next()
@@ -484,15 +474,15 @@ class Match:
             return Duplicate(self._ack_for(seat, seq))
         s = self._playing_seat(seat, now)
         if seq != s.last_seq + 1:
-            raise MatchError(p.ErrorCode.OUT_OF_ORDER, f"expected seq {s.last_seq + 1}, got {seq}")
+            raise Refused(ErrorCode.OUT_OF_ORDER, f"expected seq {s.last_seq + 1}, got {seq}")
         if s.last_seq >= MAX_PLAYS:
-            raise MatchError(p.ErrorCode.NOT_ALLOWED, f"a game has at most {MAX_PLAYS} moves: finish it")
+            raise Refused(ErrorCode.NOT_ALLOWED, f"a game has at most {MAX_PLAYS} moves: finish it")
         game = self._game(seat)
         try:
             move = Move.parse(text)
             game.play(move)
         except (InvalidMove, IllegalMove) as exc:
-            raise MatchError(p.ErrorCode.ILLEGAL, str(exc)) from None
+            raise Refused(ErrorCode.ILLEGAL, str(exc)) from None
         try:  # the game as it stands after the move: its end is scored on it
             c = self._next()
             events: list[Event] = [
@@ -506,11 +496,11 @@ class Match:
 
     def decide_undo(self, seat: int, now: int) -> list[Event]:
         if not self.practice:
-            raise MatchError(p.ErrorCode.NOT_ALLOWED, "undo is for practice games only")
+            raise Refused(ErrorCode.NOT_ALLOWED, "undo is for practice games only")
         self._playing_seat(seat, now)
         game = self._game(seat)
         if not game.moves:
-            raise MatchError(p.ErrorCode.ILLEGAL, "there is no move to undo")
+            raise Refused(ErrorCode.ILLEGAL, "there is no move to undo")
         undone = game.undo()
         numbers = _numbers(game)
         for m in undone:
@@ -523,7 +513,7 @@ class Match:
 
     def decide_rematch(self, seat: int, new_match: str, now: int) -> list[Event]:
         if self.status != "finished":
-            raise MatchError(p.ErrorCode.WRONG_PHASE, "a rematch comes after the result")
+            raise Refused(ErrorCode.WRONG_PHASE, "a rematch comes after the result")
         if self.rematch_match is not None:
             return []
         if self.seat(seat).rematch:

@@ -1,7 +1,7 @@
 """Protocol v1: every message, both directions, as pydantic v2 models.
 
 One JSON object per WebSocket text frame, discriminated by ``type``. The
-server parses client frames with ``parse_client`` (a typed ``ProtocolError``
+server parses client frames with ``parse_client`` (a typed ``Refused``
 for anything malformed) and encodes with ``encode``. ``python -m
 server.protocol schema`` prints the JSON Schema of all messages; the
 committed ``docs/protocol.schema.json`` is checked against it by a test.
@@ -15,11 +15,13 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from .errors import ErrorCode as ErrorCode
+from .errors import Refused
 
 PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 4096
@@ -36,29 +38,6 @@ MoveText = Annotated[str, Field(min_length=1, max_length=12)]
 Seat = Annotated[int, Field(ge=0, le=1)]
 Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 VariantName = Literal["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"]
-
-
-class ErrorCode(StrEnum):
-    """Every error a client can get; the message beside it is for people."""
-
-    BAD_JSON = "bad_json"
-    BAD_MESSAGE = "bad_message"
-    UNKNOWN_TYPE = "unknown_type"
-    NOT_FOUND = "not_found"
-    FULL = "full"
-    BAD_TOKEN = "bad_token"
-    WRONG_PHASE = "wrong_phase"
-    NOT_ALLOWED = "not_allowed"
-    ILLEGAL = "illegal"
-    OUT_OF_ORDER = "out_of_order"
-    RATE_LIMITED = "rate_limited"
-    TOO_LARGE = "too_large"
-    UNAVAILABLE = "unavailable"
-    TAKEN_OVER = "taken_over"
-    BAD_KEY = "bad_key"
-    ALREADY_PLAYED = "already_played"
-    NOT_YET = "not_yet"
-    CORRUPT = "corrupt"
 
 
 class Message(BaseModel):
@@ -631,24 +610,15 @@ CLIENT_TYPES = frozenset(
 )  # fmt: skip
 
 
-class ProtocolError(Exception):
-    """A frame the server cannot take; ``code`` says which kind of wrong."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def parse_client(frame: str | bytes) -> ClientMessage:
-    """The client message in ``frame``, or a ProtocolError with its typed code.
+    """The client message in ``frame``, or a Refused with its typed code.
 
     Well-formed frames (nearly all) are parsed and validated in one pass by
     pydantic-core; only a frame that fails is looked at again, to say which
     kind of wrong it is.
     """
     if isinstance(frame, bytes):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "send JSON text frames, not binary")
+        raise Refused(ErrorCode.BAD_MESSAGE, "send JSON text frames, not binary")
     try:
         return _client.validate_json(frame)
     except ValidationError:
@@ -656,18 +626,16 @@ def parse_client(frame: str | bytes) -> ClientMessage:
     try:
         data = json.loads(frame)
     except (ValueError, RecursionError):  # RecursionError: nested deeper than any message is
-        raise ProtocolError(
-            ErrorCode.BAD_JSON, "that frame is not valid JSON (or nested too deeply)"
-        ) from None
+        raise Refused(ErrorCode.BAD_JSON, "that frame is not valid JSON (or nested too deeply)") from None
     if not isinstance(data, dict):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "a message is a JSON object with a 'type'")
+        raise Refused(ErrorCode.BAD_MESSAGE, "a message is a JSON object with a 'type'")
     kind = data.get("type")
     if kind not in CLIENT_TYPES:
-        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
+        raise Refused(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
     try:
         return _client.validate_python(data)
     except ValidationError as exc:
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, f"{kind}: {explain(exc, skip=1)}") from None
+        raise Refused(ErrorCode.BAD_MESSAGE, f"{kind}: {explain(exc, skip=1)}") from None
 
 
 def explain(exc: ValidationError, skip: int = 0) -> str:

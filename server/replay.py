@@ -22,9 +22,9 @@ from typing import Any
 
 from . import daily
 from .engine import Game, IllegalMove, InvalidMove, Move
-from .match import MatchError
-from .protocol import CODE_ALPHABET, CODE_LENGTH, ErrorCode, Result
-from .store import Store, StoreUnavailable
+from .errors import ErrorCode, Refused
+from .protocol import CODE_ALPHABET, CODE_LENGTH, Result
+from .store import Store
 
 PATH = re.compile(f"^/api/replay/([{CODE_ALPHABET}]{{{CODE_LENGTH}}})$")
 
@@ -58,21 +58,18 @@ def seat_steps(seed: str, variant: str, moves: list[str], score: int) -> list[di
 
 
 async def verified_result(store: Store, match: str, now: int) -> Result:
-    """A finished match's result whose logs the engine accepts; MatchError otherwise."""
-    try:
-        result = await store.result(match)
-    except StoreUnavailable:
-        raise MatchError(ErrorCode.UNAVAILABLE, "the store is unavailable; try again") from None
+    """A finished match's result whose logs the engine accepts; Refused otherwise."""
+    result = await store.result(match)
     if result is None:
-        raise MatchError(ErrorCode.NOT_FOUND, f"match {match} has no result (unknown, or not finished)")
+        raise Refused(ErrorCode.NOT_FOUND, f"match {match} has no result (unknown, or not finished)")
     if result.daily is not None and not daily.is_over(result.daily, now):
-        raise MatchError(ErrorCode.NOT_YET, f"replays of the {result.daily} daily open when that day is over")
+        raise Refused(ErrorCode.NOT_YET, f"replays of the {result.daily} daily open when that day is over")
     assert result.seed is not None  # stored results keep their seed
     for s in result.seats:
         try:
             seat_steps(result.seed, result.variant, s.moves, s.score)
         except (IllegalMove, InvalidMove) as exc:
-            raise MatchError(ErrorCode.CORRUPT, f"the log of seat {s.seat} does not replay: {exc}") from None
+            raise Refused(ErrorCode.CORRUPT, f"the log of seat {s.seat} does not replay: {exc}") from None
     return result
 
 
@@ -114,6 +111,6 @@ async def replay_json(store: Store, path: str, now: int) -> tuple[int, bytes]:
         return 404, json.dumps({"error": "not_found", "message": "no such match code"}).encode()
     try:
         result = await verified_result(store, m.group(1), now)
-    except MatchError as exc:
+    except Refused as exc:
         return HTTP_STATUS[exc.code], json.dumps({"error": exc.code.value, "message": exc.message}).encode()
     return 200, json.dumps(replay_body(result), separators=(",", ":")).encode()

@@ -13,25 +13,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..errors import Conflict as Conflict
+from ..errors import StoreUnavailable as StoreUnavailable
 from ..match import Event
 from ..protocol import Result
-
-
-class Conflict(Exception):
-    """The log already has an event at the ``ev`` we tried: catch up and decide again.
-
-    ``behind``: the log ends *before* that ``ev`` instead. The store lost events
-    the writer has applied (Redis restarted from an older snapshot, its keys
-    removed): no catching up mends that, the writer must reload (``Hub``).
-    """
-
-    def __init__(self, match_id: str, *, behind: bool = False) -> None:
-        super().__init__(match_id)
-        self.behind = behind
-
-
-class StoreUnavailable(Exception):
-    """The store cannot be reached now; nothing was written."""
 
 
 @dataclass(frozen=True)

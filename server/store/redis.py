@@ -40,9 +40,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..errors import Conflict, StoreUnavailable
 from ..match import Connected, Decided, Disconnected, Event, Moved, decode_events
 from ..protocol import Result
-from . import BoardRow, Conflict, DailyBoard, PlayerRecord, StoreUnavailable, board_rows
+from . import BoardRow, DailyBoard, PlayerRecord, board_rows
 
 FINISHED_TTL_S = 7 * 24 * 3600
 #: Keys of a match not (yet) decided expire after this: a lobby nobody starts (the hub

@@ -31,9 +31,10 @@ import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from ..errors import Conflict, StoreUnavailable
 from ..match import CountdownStarted, Decided, Event, Opened, decode_events
 from ..protocol import Result
-from . import BoardRow, Conflict, DailyBoard, PlayerRecord, StoreUnavailable, board_rows
+from . import BoardRow, DailyBoard, PlayerRecord, board_rows
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY_S = 1.0

@@ -10,6 +10,7 @@ from matchsim import CODE, T0, TOKENS, Sim, greedy_moves, rebuilt, snapshot
 import server.match
 from server import protocol as p
 from server.engine import VARIANTS, Game
+from server.errors import Refused
 from server.match import (
     COUNTDOWN_MS,
     CountdownStarted,
@@ -17,7 +18,6 @@ from server.match import (
     Duplicate,
     Ended,
     Match,
-    MatchError,
     Moved,
     Readied,
     RematchAsked,
@@ -28,7 +28,7 @@ from server.match import (
 )
 
 
-def code_of(exc: pytest.ExceptionInfo[MatchError]) -> p.ErrorCode:
+def code_of(exc: pytest.ExceptionInfo[Refused]) -> p.ErrorCode:
     return exc.value.code
 
 
@@ -43,11 +43,11 @@ def test_lobby_join_and_full() -> None:
     lobby = sim.to(0)[-1]
     assert isinstance(lobby, p.Lobby)
     assert [(s.seat, s.name, s.ready) for s in lobby.seats] == [(0, "Ann", False), (1, "Bob", False)]
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_join("Cy", "third-token-cccccccccccc", None, sim.now)
     assert code_of(exc) == p.ErrorCode.FULL
     assert sim.match.seat_of_token(TOKENS[1]) == 1
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.seat_of_token("made-up-token-dddddddddddd")
     assert code_of(exc) == p.ErrorCode.BAD_TOKEN
 
@@ -55,7 +55,7 @@ def test_lobby_join_and_full() -> None:
 def test_a_lobby_everyone_left_takes_nobody_in() -> None:
     sim = Sim()
     sim.do("decide_leave", 0)  # the creator: nobody invites any more
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_join("Bob", TOKENS[1], None, sim.now)
     assert code_of(exc) == p.ErrorCode.NOT_FOUND
     sim = Sim()
@@ -90,10 +90,10 @@ def test_ready_countdown_start_at_tick() -> None:
     spectator = sim.to(-1)[-1]
     assert isinstance(spectator, p.Start) and spectator.view is None
     assert spectator.boards is not None and len(spectator.boards) == 2
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_ready(0, sim.now)
     assert code_of(exc) == p.ErrorCode.WRONG_PHASE
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_join("Cy", "third-token-cccccccccccc", None, sim.now)
     assert code_of(exc) == p.ErrorCode.WRONG_PHASE
 
@@ -152,11 +152,11 @@ def test_out_of_order_and_illegal_change_nothing() -> None:
     sim.start()
     sim.move(0, 1, "T")
     before = snapshot(sim.match)
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_move(0, 3, "T", sim.now)
     assert code_of(exc) == p.ErrorCode.OUT_OF_ORDER
     for bad in ("W>A1:9", "Z9>A1", "A1~A2", "C8:5>A1"):
-        with pytest.raises(MatchError) as exc:
+        with pytest.raises(Refused) as exc:
             sim.match.decide_move(0, 2, bad, sim.now)
         assert code_of(exc) == p.ErrorCode.ILLEGAL, bad
     assert snapshot(sim.match) == before
@@ -170,7 +170,7 @@ def test_a_game_s_plays_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     for seq in (1, 2, 3):
         sim.move(0, seq, "T")
     before = snapshot(sim.match)
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_move(0, 4, "T", sim.now)
     assert code_of(exc) == p.ErrorCode.NOT_ALLOWED and "at most 3 moves" in exc.value.message
     assert snapshot(sim.match) == before
@@ -181,23 +181,23 @@ def test_a_game_s_plays_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_move_before_start_and_after_end_is_wrong_phase() -> None:
     sim = Sim()
     sim.seat_two()
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_move(0, 1, "T", sim.now)
     assert code_of(exc) == p.ErrorCode.WRONG_PHASE
     sim.do("decide_ready", 0)
     sim.do("decide_ready", 1)
-    with pytest.raises(MatchError) as exc:  # countdown
+    with pytest.raises(Refused) as exc:  # countdown
         sim.match.decide_move(0, 1, "T", sim.now)
     assert code_of(exc) == p.ErrorCode.WRONG_PHASE
     sim.now = sim.match.starts_at
     sim.do("tick")
     sim.do("decide_finish", 0)
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_move(0, 1, "T", sim.now)
     assert code_of(exc) == p.ErrorCode.WRONG_PHASE
     sim.do("decide_finish", 1)
     assert sim.match.status == "finished"
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_move(1, 1, "T", sim.now)
     assert code_of(exc) == p.ErrorCode.WRONG_PHASE
 
@@ -355,12 +355,12 @@ def test_race_winner(a: tuple[int, int, str], b: tuple[int, int, str], want: tup
 
 def test_rematch_from_both_opens_a_new_match_with_the_same_tokens() -> None:
     sim = Sim()
-    with pytest.raises(MatchError):
+    with pytest.raises(Refused):
         sim.match.decide_rematch(0, "CCCCCCCC", sim.now)
     sim.start()
     sim.do("decide_finish", 0)
     sim.do("decide_finish", 1)
-    with pytest.raises(MatchError) as exc:
+    with pytest.raises(Refused) as exc:
         sim.match.decide_move(0, 1, "T", sim.now)
     assert code_of(exc) == p.ErrorCode.WRONG_PHASE
     assert [type(e) for e in sim.do("decide_rematch", 0, "CCCCCCCC")] == [RematchAsked]

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from matchsim import Sim, greedy_moves, rebuilt, snapshot
 
 from server import protocol as p
-from server.match import Duplicate, Event, Match, MatchError, Moved, receives
+from server.errors import Refused
+from server.match import Duplicate, Event, Match, Moved, receives
 
 Command = tuple[str, int, int]  # (kind, seat, argument)
 
@@ -35,7 +36,7 @@ def decide(sim: Sim, cmd: Command) -> list[Event] | Duplicate:
     if kind == "join":
         return m.decide_join(f"P{arg % 10}", f"token-{arg:020d}", None, now)
     if seat >= m.capacity or m.seats[seat] is None:
-        raise MatchError(p.ErrorCode.NOT_FOUND, "no such seat")
+        raise Refused(p.ErrorCode.NOT_FOUND, "no such seat")
     s = m.seat(seat)
     if kind == "ready":
         return m.decide_ready(seat, now)
@@ -89,7 +90,7 @@ def run(cmds: list[Command], seats: int, started: bool) -> Sim:
         ev = sim.match.ev
         try:
             decision = decide(sim, cmd)
-        except MatchError as exc:
+        except Refused as exc:
             assert isinstance(exc.code, p.ErrorCode)
             decision = []
         assert snapshot(sim.match) == before, f"decide mutated the match on {cmd}"
