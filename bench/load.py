@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server.engine.view_players import greedy_view  # noqa: E402
-from server.match import COUNTDOWN_MS  # noqa: E402
+from server.match.state import COUNTDOWN_MS  # noqa: E402
 
 try:
     import orjson

@@ -42,7 +42,10 @@ from .bus import Bus, open_bus
 from .engine import Game
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .hub import CLOSE_TRY_AGAIN, Hub, LiveMatch, connection_id, new_code, new_token
-from .match import DEFAULT_GRACE_MS, Duplicate, Match, Seated, hash_token, missed_events
+from .match import DEFAULT_GRACE_MS, Duplicate, Match
+from .match.events import SeatTaken
+from .match.render import missed_events, resumed, watching
+from .match.state import hash_token
 from .protocol import now_ms
 from .replay import replay_json, verified_result
 from .solving import Solving
@@ -642,7 +645,7 @@ class App:
         player = conn.player.id if conn.player else None
         name = self._name(conn, msg.name)
         events = await self.hub.execute(lm, lambda m: m.decide_join(name, token, player, self.clock()))
-        assert isinstance(events, list) and isinstance(events[0], Seated)
+        assert isinstance(events, list) and isinstance(events[0], SeatTaken)
         seat = events[0].seat
         conn.send(p.Seated(type="joined", match=lm.match.id, seat=seat, token=token))
         await self._take_seat(conn, lm, seat)
@@ -660,7 +663,7 @@ class App:
         await self._unbind(conn)
         conn.live = lm
         # No await between the snapshot and joining the audience: nothing can slip between.
-        conn.send(lm.match.snapshot_for_spectator(self.clock()))
+        conn.send(watching(lm.match, self.clock()))
         lm.spectators.add(conn)
 
     async def on_resume(self, conn: Connection, msg: p.Resume) -> None:
@@ -676,7 +679,7 @@ class App:
         )
         conn.live, conn.seat = lm, seat
         self.hub.attach_seat(lm, seat, conn)
-        conn.send(m.snapshot_for_seat(seat, missed, self.clock()))
+        conn.send(resumed(m, seat, missed, self.clock()))
         await self.hub.execute(lm, lambda m: m.decide_connect(seat, conn.id, self.clock()))
 
     async def on_ready(self, conn: Connection, msg: p.Ready) -> None:

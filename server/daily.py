@@ -13,6 +13,9 @@ import hmac
 import re
 import sys
 from datetime import UTC, date, datetime, timedelta
+from typing import overload
+
+from .protocol import Result
 
 DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 DAY_MS = 86_400_000
@@ -56,6 +59,19 @@ def commitment(day_seed: str) -> str:
 def verify(day_seed: str, published_commitment: str) -> bool:
     """Anyone's check of a past day: does the revealed seed match what was committed?"""
     return hmac.compare_digest(commitment(day_seed), published_commitment)
+
+
+@overload
+def public_result(result: Result, now: int) -> Result: ...
+@overload
+def public_result(result: None, now: int) -> None: ...
+
+
+def public_result(result: Result | None, now: int) -> Result | None:
+    """A result as it may be shown at ``now``: a daily deal's seed stays secret until its day is over."""
+    if result is None or result.daily is None or is_over(result.daily, now):
+        return result
+    return result.model_copy(update={"seed": None})
 
 
 def main(argv: list[str]) -> int:

@@ -21,21 +21,9 @@ from . import protocol as p
 from .bus import Bus
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .feed import SpectatorFeed
-from .match import (
-    DEFAULT_GRACE_MS,
-    Audience,
-    Connected,
-    Disconnected,
-    Duplicate,
-    Event,
-    Match,
-    Moved,
-    Opened,
-    RematchOpened,
-    decode_events,
-    encode_events,
-    receives,
-)
+from .match import DEFAULT_GRACE_MS, Audience, Duplicate, Event, Match, decode_events, encode_events
+from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened
+from .match.render import render
 from .protocol import now_ms
 from .store import Store
 
@@ -408,15 +396,14 @@ class Hub:
         self._schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
-        for audience, message in lm.match.render(e, lambda a: _present(lm, a)):
-            kind, n = audience
-            if kind == "seat":
-                peer = lm.seats.get(n)
+        for audience, message in render(lm.match, e, lambda a: _present(lm, a)):
+            if (racer := audience.racer) is not None:
+                peer = lm.seats.get(racer)
                 if peer is not None:
                     peer.send(message)
                 continue
-            peers = [peer for seat, peer in lm.seats.items() if receives(audience, seat)]
-            watchers = receives(audience, -1) and bool(lm.spectators)
+            peers = [peer for seat, peer in lm.seats.items() if audience.has_seat(seat)]
+            watchers = audience.has_spectators and bool(lm.spectators)
             if not (peers or watchers):
                 continue  # nobody to tell (a board with no spectators): not even encoded
             data = p.encode(message)  # encoded once for every receiver
@@ -628,10 +615,9 @@ def _left_alone(lm: LiveMatch, now: int) -> bool:
 
 def _present(lm: LiveMatch, audience: Audience) -> bool:
     """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
-    kind, n = audience
-    if kind == "seat":
-        return n in lm.seats
-    if kind == "spectators":
+    if audience.racer is not None:
+        return audience.racer in lm.seats
+    if audience.kind == "spectators":
         return bool(lm.spectators)
     return True
 

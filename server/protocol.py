@@ -38,6 +38,10 @@ MoveText = Annotated[str, Field(min_length=1, max_length=12)]
 Seat = Annotated[int, Field(ge=0, le=1)]
 Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 VariantName = Literal["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"]
+#: Where a match stands: seats are taken in the lobby, then a countdown, the race, the result.
+Status = Literal["lobby", "countdown", "playing", "finished"]
+#: Why a racer's game ended: no move left, finished or resigned by them, out of time, gone too long.
+Reason = Literal["over", "finish", "resign", "timeout", "abandoned"]
 
 
 class Message(BaseModel):
@@ -289,7 +293,7 @@ class Lobby(Message):
     variant: str
     solo: bool
     time_limit_s: int
-    status: Literal["lobby", "countdown", "playing", "finished"]
+    status: Status
     seats: list[SeatInfo]
     daily: Day | None = None  # the day whose challenge deal this is: a friend who joins sees it
     ranked: bool = False  # it counts on that day's leaderboard (its first attempt for each player)
@@ -354,7 +358,7 @@ class Finished(Message):
     ev: int
     seat: Seat
     score: int
-    reason: Literal["over", "finish", "resign", "timeout", "abandoned"]
+    reason: Reason
     at: int
 
 

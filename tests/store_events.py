@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from server.match import Event, Match, Moved, Numbers
+from server.match import Event, Match
+from server.match.events import Moved, Numbers
 from server.store import Store
 from server.store.sqlite import SqliteStore
 

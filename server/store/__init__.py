@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ..errors import Conflict as Conflict
 from ..errors import StoreUnavailable as StoreUnavailable
-from ..match import Event
+from ..match.events import Event
 from ..protocol import Result
 
 

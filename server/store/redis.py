@@ -41,7 +41,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..errors import Conflict, StoreUnavailable
-from ..match import Connected, Decided, Disconnected, Event, Moved, decode_events
+from ..match.events import Connected, Decided, Disconnected, Event, Moved, decode_events
 from ..protocol import Result
 from . import BoardRow, DailyBoard, PlayerRecord, board_rows
 

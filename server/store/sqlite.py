@@ -32,7 +32,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ..errors import Conflict, StoreUnavailable
-from ..match import CountdownStarted, Decided, Event, Opened, decode_events
+from ..match.events import CountdownStarted, Decided, Event, Opened, decode_events
 from ..protocol import Result
 from . import BoardRow, DailyBoard, PlayerRecord, board_rows
 

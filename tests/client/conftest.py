@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 import server.bots
-import server.match
+import server.match.state
 from tests.client.netkit import Proxy
 
 
 @pytest.fixture(autouse=True)
 def fast_races(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(server.match, "COUNTDOWN_MS", 50)
+    monkeypatch.setattr(server.match.state, "COUNTDOWN_MS", 50)
     monkeypatch.setattr(server.bots, "PACE_S", (0.0, 0.002))
 
 

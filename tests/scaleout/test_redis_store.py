@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.match import Connected, Ended
+from server.match.events import Connected, Ended
 from server.store import Conflict
 from server.store.redis import FINISHED_TTL_S, UNDECIDED_TTL_S, RedisStore, match_keys
 from tests.store_events import moved, opening

@@ -8,9 +8,11 @@ from fakeclock import T0
 
 from server import protocol as p
 from server.engine import Game
-from server.match import Audience, Duplicate, Event, Match, decode_events, encode_events, receives
+from server.match import Audience, Duplicate, Event, Match, decode_events, encode_events
+from server.match.render import render
 
 CODE = "ACDEFGHJ"
+SPECTATOR = None  # ``to`` and ``receives``: a spectator rather than a seat
 
 TOKENS = ("seat0-token-aaaaaaaaaaaaaaaa", "seat1-token-bbbbbbbbbbbbbbbb")
 
@@ -47,7 +49,7 @@ class Sim:
         for e in events:
             self.match.apply(e)
             self.log.append(e)
-            for audience, message in self.match.render(e):
+            for audience, message in render(self.match, e):
                 self.out.append((audience, p.as_message(message), e))
         return events
 
@@ -62,9 +64,9 @@ class Sim:
             return decision
         return self.apply(decision)
 
-    def to(self, seat: int) -> list[p.Message]:
-        """What the racer in ``seat`` (or a spectator: -1) received, in order."""
-        return [m for a, m, _ in self.out if receives(a, seat)]
+    def to(self, who: int | None) -> list[p.Message]:
+        """What the racer in seat ``who`` (or a ``SPECTATOR``) received, in order."""
+        return [m for a, m, _ in self.out if receives(a, who)]
 
     def seat_two(self) -> None:
         self.do("decide_join", "Bob", TOKENS[1], None)
@@ -117,3 +119,8 @@ def snapshot(m: Match) -> dict[str, Any]:
 def rebuilt(log: list[Event], grace_ms: int = 60_000) -> Match:
     """The match folded again from its log, through the store's JSON encoding."""
     return Match.from_events(decode_events(encode_events(log)), grace_ms)
+
+
+def receives(audience: Audience, who: int | None) -> bool:
+    """Whether the racer in seat ``who`` (or a ``SPECTATOR``) is in ``audience``."""
+    return audience.has_spectators if who is None else audience.has_seat(who)

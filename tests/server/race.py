@@ -10,7 +10,7 @@ from typing import Any
 from wsclient import Msg, WsClient
 
 from server.app import App
-from server.match import COUNTDOWN_MS
+from server.match.state import COUNTDOWN_MS
 
 
 def url(app: App) -> str:

@@ -10,7 +10,7 @@ import redis
 from race import MakeAppT, client
 
 import server.bots
-import server.match
+import server.match.state
 from server import protocol as p
 from server.bots import BotPeer
 from server.protocol import now_ms
@@ -67,7 +67,7 @@ async def test_a_bot_plays_on_after_a_rolled_back_store_reloads_its_match(
 ) -> None:
     """Redis back from an older snapshot: the match is reloaded and its connections closed for a
     resume (``Hub._reload``). The bot must resume too, or the race would wait for the time limit."""
-    monkeypatch.setattr(server.match, "COUNTDOWN_MS", 50)
+    monkeypatch.setattr(server.match.state, "COUNTDOWN_MS", 50)
     monkeypatch.setattr(server.bots, "PACE_S", (0.02, 0.03))
     url = snapshot_redis.url
     app = await make_app(clock=now_ms, store_url=url, bus_url=url)
@@ -95,7 +95,7 @@ async def test_once_the_human_has_finished_the_bot_plays_out_at_once(
     make_app: MakeAppT, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its human pace is for the race; after it, the human would wait a minute for the result."""
-    monkeypatch.setattr(server.match, "COUNTDOWN_MS", 50)
+    monkeypatch.setattr(server.match.state, "COUNTDOWN_MS", 50)
     monkeypatch.setattr(server.bots, "PACE_S", (2.0, 2.0))  # a greedy game at this pace: minutes
     app = await make_app(clock=now_ms)
     ann = await client(app)

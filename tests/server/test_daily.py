@@ -16,7 +16,7 @@ from wsclient import Msg, WsClient
 from server import daily
 from server.app import App
 from server.engine.solver import solve
-from server.match import COUNTDOWN_MS
+from server.match.state import COUNTDOWN_MS
 
 Backend = dict[str, str]
 NOON = int(datetime(2026, 11, 28, 12, tzinfo=UTC).timestamp() * 1000)

@@ -5,27 +5,26 @@ from __future__ import annotations
 import typing
 
 import pytest
-from matchsim import CODE, T0, TOKENS, Sim, greedy_moves, rebuilt, snapshot
+from matchsim import CODE, SPECTATOR, T0, TOKENS, Sim, greedy_moves, rebuilt, snapshot
 
-import server.match
+import server.match.state
 from server import protocol as p
 from server.engine import VARIANTS, Game
 from server.errors import Refused
-from server.match import (
-    COUNTDOWN_MS,
+from server.match import Audience, Duplicate, Match
+from server.match.events import (
     CountdownStarted,
     Decided,
-    Duplicate,
     Ended,
-    Match,
     Moved,
     Readied,
     RematchAsked,
     RematchOpened,
-    Seated,
+    SeatTaken,
     Started,
-    race_winner,
 )
+from server.match.render import SPECTATORS, lobby, progress, resumed, watching
+from server.match.state import COUNTDOWN_MS, race_winner
 
 
 def code_of(exc: pytest.ExceptionInfo[Refused]) -> p.ErrorCode:
@@ -62,7 +61,7 @@ def test_a_lobby_everyone_left_takes_nobody_in() -> None:
     sim.seat_two()
     sim.do("decide_leave", 0)  # the joiner is still there: the seat is free for another
     assert [type(e) for e in sim.match.decide_join("Cy", "third-token-cccccccccccc", None, sim.now)] == [
-        Seated
+        SeatTaken
     ]
 
 
@@ -87,7 +86,7 @@ def test_ready_countdown_start_at_tick() -> None:
         start = sim.to(seat)[-1]
         assert isinstance(start, p.Start) and start.view is not None and start.boards is None
         assert start.view.stock is None and start.view.leftover == 72
-    spectator = sim.to(-1)[-1]
+    spectator = sim.to(SPECTATOR)[-1]
     assert isinstance(spectator, p.Start) and spectator.view is None
     assert spectator.boards is not None and len(spectator.boards) == 2
     with pytest.raises(Refused) as exc:
@@ -106,17 +105,17 @@ def test_move_renders_ack_progress_board() -> None:
     (moved,) = sim.move(0, 1, "T")  # type: ignore[misc]
     assert isinstance(moved, Moved)
     rendered = {a: m for a, m, _ in sim.out[mark:]}
-    ack = rendered[("seat", 0)]
+    ack = rendered[Audience.of_seat(0)]
     assert isinstance(ack, p.Ack) and (ack.seq, ack.ev, ack.move) == (1, moved.ev, "T")
     assert ack.view.stock_count == 69 and ack.view.moves == 1
-    prog = rendered[("others", 0)]
+    prog = rendered[Audience.all_but(0)]
     assert isinstance(prog, p.Progress) and (prog.seat, prog.ev, prog.moves, prog.leftover) == (
         0,
         moved.ev,
         1,
         72,
     )
-    board = next(m for a, m, _ in sim.out[mark:] if a == ("spectators", -1))
+    board = next(m for a, m, _ in sim.out[mark:] if a == SPECTATORS)
     assert isinstance(board, p.Board) and board.view == ack.view and board.progress == prog
     # The opponent gets the numbers only.
     assert sim.to(1)[-1] == prog
@@ -164,7 +163,7 @@ def test_out_of_order_and_illegal_change_nothing() -> None:
 
 def test_a_game_s_plays_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     """Piles may cycle without end; work that grows with the plays must not (``MAX_PLAYS``)."""
-    monkeypatch.setattr(server.match, "MAX_PLAYS", 3)
+    monkeypatch.setattr(server.match.state, "MAX_PLAYS", 3)
     sim = Sim()
     sim.start()
     for seq in (1, 2, 3):
@@ -228,7 +227,7 @@ def test_game_over_ends_the_seat_and_result_follows() -> None:
     play_out(sim, 1)
     assert sim.match.status == "finished" and sim.match.result is not None
     result = sim.to(0)[-1]
-    assert isinstance(result, p.Result) and result == sim.to(1)[-1] == sim.to(-1)[-1]
+    assert isinstance(result, p.Result) and result == sim.to(1)[-1] == sim.to(SPECTATOR)[-1]
     assert result.seed == "12345" and [s.seat for s in result.seats] == [0, 1]
     # Both played the same greedy line on the same deal: same score, seat 0 ended first.
     assert result.seats[0].score == result.seats[1].score
@@ -258,16 +257,18 @@ def test_a_decided_match_shows_the_boards_it_ended_with() -> None:
 
     def boards() -> list[tuple[object, ...]]:
         m = sim.match
-        return [(m.view(n), m.moves(n), m.progress(n, ev=0).model_dump(exclude={"finished"})) for n in (0, 1)]
+        return [
+            (m.view(n), m.moves(n), progress(m, n, ev=0).model_dump(exclude={"finished"})) for n in (0, 1)
+        ]
 
     before = boards()
     sim.do("decide_finish", 1)
     assert sim.match.status == "finished"
     assert all(s is not None and s.game is None for s in sim.match.seats)  # the Games are let go
     assert boards() == before
-    watching = sim.match.snapshot_for_spectator(0)
-    assert [(b.view, b.moves) for b in watching.boards] == [(v, m) for v, m, _ in before]
-    assert sim.match.snapshot_for_seat(1, [], 0).view == before[1][0]
+    shown = watching(sim.match, 0)
+    assert [(b.view, b.moves) for b in shown.boards] == [(v, m) for v, m, _ in before]
+    assert resumed(sim.match, 1, [], 0).view == before[1][0]
 
 
 def test_finish_lower_score_wins() -> None:
@@ -423,9 +424,7 @@ def test_racers_never_see_the_opponents_board_or_a_stock() -> None:
     sim.do("decide_finish", 1)
     for seat in (0, 1):
         for audience, message, event in sim.out:
-            if not (audience[0] in ("all", "others") or audience == ("seat", seat)):
-                continue
-            if audience[0] == "others" and audience[1] == seat:
+            if not audience.has_seat(seat):
                 continue
             assert not isinstance(message, p.Board)
             if isinstance(message, p.Start):
@@ -443,5 +442,5 @@ def test_fold_is_deterministic_and_matches_live() -> None:
     sim.do("decide_finish", 0)
     again = rebuilt(sim.log)
     assert snapshot(again) == snapshot(sim.match)
-    assert again.lobby() == sim.match.lobby() and again.view(0) == sim.match.view(0)
+    assert lobby(again) == lobby(sim.match) and again.view(0) == sim.match.view(0)
     assert sim.log[0].at == T0 and again.id == CODE

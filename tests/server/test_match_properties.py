@@ -6,11 +6,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from matchsim import Sim, greedy_moves, rebuilt, snapshot
+from matchsim import Sim, greedy_moves, rebuilt, receives, snapshot
 
 from server import protocol as p
 from server.errors import Refused
-from server.match import Duplicate, Event, Match, Moved, receives
+from server.match import Duplicate, Event, Match
+from server.match.events import Moved
+from server.match.render import progress
 
 Command = tuple[str, int, int]  # (kind, seat, argument)
 
@@ -147,5 +149,5 @@ def test_racing_moves_then_result(order: list[int]) -> None:
     assert result is not None
     for seat in (0, 1):
         assert result.seats[seat].moves == sim.match.moves(seat)
-        assert result.seats[seat].score == sim.match.progress(seat).leftover
+        assert result.seats[seat].score == progress(sim.match, seat).leftover
     same(rebuilt(sim.log), sim.match)

@@ -17,7 +17,8 @@ from wsclient import WsClient
 
 from server import app as app_module
 from server.hub import UNLOAD_DECIDED_AFTER_MS
-from server.match import COUNTDOWN_MS, Ended
+from server.match.events import Ended
+from server.match.state import COUNTDOWN_MS
 from server.protocol import now_ms
 from server.store import open_store
 from server.store.redis import RUNNING, RedisStore

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from race import MakeAppT, client, kick, start_race
 
-from server.match import COUNTDOWN_MS
+from server.match.state import COUNTDOWN_MS
 
 
 async def test_hint_is_a_legal_move_and_undo_takes_a_play_back(make_app: MakeAppT) -> None:

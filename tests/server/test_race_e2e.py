@@ -8,7 +8,7 @@ from typing import Any
 from race import MakeAppT, client, greedy, kick, start_race
 from wsclient import Msg, WsClient
 
-from server.match import COUNTDOWN_MS
+from server.match.state import COUNTDOWN_MS
 
 Backend = dict[str, str]
 

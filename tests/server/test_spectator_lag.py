@@ -3,7 +3,7 @@
 Both racers get the same deal, so a racer watching their own race under
 another identity would learn their own stock to come from the other's board.
 A play is shown to spectators once every other racer still playing has drawn
-at least as many stock cards (``Match._release_held``).
+at least as many stock cards (``Match.release_held``).
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from matchsim import Sim, rebuilt, snapshot
+from matchsim import SPECTATOR, Sim, rebuilt, receives, snapshot
 from race import MakeAppT, client, start_race
 from wsclient import Msg, WsClient
 
 from server import protocol as p
 from server.engine import VARIANTS, Game, get_variant
-from server.match import Event, Match, receives
+from server.match import Event, Match
+from server.match.render import lobby, progress, render, watching
 
-SPECTATOR = -1
 HIDDEN_STOCK = sorted(name for name, v in VARIANTS.items() if not v.open_stock)
 
 
@@ -57,7 +57,7 @@ def test_a_play_drawn_ahead_is_held_until_the_other_racer_draws_as_far() -> None
     assert [shown(b) for b in released] == [(0, "T", 1), (1, "T", 1)]
     assert all(b.ev == ev for b in released)  # the ev of the event that showed it
     assert released[0].view == acks(sim, 0)[0].view
-    assert released[0].progress == sim.match.progress(0, ev)
+    assert released[0].progress == progress(sim.match, 0, ev)
 
 
 def test_plays_drawing_nothing_beyond_the_other_show_at_once() -> None:
@@ -131,15 +131,15 @@ def test_the_snapshot_shows_the_boards_as_shown_live() -> None:
     play(sim, 0, "T", "T")
     play(sim, 1, "A1~B1")
     before = snapshot(sim.match)
-    watching = sim.match.snapshot_for_spectator(sim.now)
+    shown = watching(sim.match, sim.now)
     assert snapshot(sim.match) == before  # stepping back and forth left the game as it was
-    ann, bob = watching.boards
+    ann, bob = shown.boards
     assert ann.view == p.View.model_validate(dealt) and ann.moves == []
-    assert ann.progress == sim.match.progress(0)  # the numbers are live: moves 2, 6 cards out
+    assert ann.progress == progress(sim.match, 0)  # the numbers are live: moves 2, 6 cards out
     assert ann.progress.moves == 2
     assert bob.view == sim.match.view(1) and bob.moves == ["A1~B1"]
     play(sim, 1, "T")
-    ann, _ = sim.match.snapshot_for_spectator(sim.now).boards
+    ann, _ = watching(sim.match, sim.now).boards
     assert ann.view == acks(sim, 0)[0].view and ann.moves == ["T"]
 
 
@@ -152,22 +152,22 @@ def test_every_process_folds_the_same_lag_from_the_log() -> None:
     mark = len(sim.out)
     (moved,) = sim.move(1, 1, "T")  # type: ignore[misc]
     elsewhere.apply(moved)
-    there = [p.as_message(m) for a, m in elsewhere.render(moved) if receives(a, SPECTATOR)]
+    there = [p.as_message(m) for a, m in render(elsewhere, moved) if receives(a, SPECTATOR)]
     assert there == [m for a, m, _ in sim.out[mark:] if receives(a, SPECTATOR)]
 
 
 def test_open_and_practice_show_every_play_at_once() -> None:
-    assert Sim().match.lobby().boards_lag  # the lobby tells the clients, so they can say so
+    assert lobby(Sim().match).boards_lag  # the lobby tells the clients, so they can say so
     sim = Sim(variant="open")  # the stock's order is shown anyway
     sim.start()
-    assert not sim.match.lobby().boards_lag
+    assert not lobby(sim.match).boards_lag
     mark = len(sim.out)
     play(sim, 0, "T", "T")
     assert [shown(b) for b in boards(sim, mark)] == [(0, "T", 1), (0, "T", 2)]
-    assert sim.match.snapshot_for_spectator(sim.now).boards[0].view == sim.match.view(0)
+    assert watching(sim.match, sim.now).boards[0].view == sim.match.view(0)
     practice = Sim(seats=1)
     practice.start()
-    assert not practice.match.lobby().boards_lag
+    assert not lobby(practice.match).boards_lag
     mark = len(practice.out)
     play(practice, 0, "T")
     practice.do("decide_undo", 0)
@@ -188,7 +188,7 @@ class Spectator:
 
     @classmethod
     def joining(cls, match: Match, now: int) -> Spectator:
-        w = match.snapshot_for_spectator(now)
+        w = watching(match, now)
         return cls(
             w.ev, {b.seat: b.view for b in w.boards if b.view}, {b.seat: b.moves or [] for b in w.boards}
         )

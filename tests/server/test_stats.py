@@ -12,7 +12,7 @@ from race import MakeAppT, client, greedy, kick
 from wsclient import Msg, WsClient
 
 from server.app import App
-from server.match import COUNTDOWN_MS
+from server.match.state import COUNTDOWN_MS
 from server.stats import streaks
 
 Backend = dict[str, str]

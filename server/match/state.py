@@ -1,13 +1,9 @@
-"""A match as an event-sourced state machine: commands in, events out, no I/O.
+"""A match's state: the fold of its events, and the commands decided on it.
 
-A match *is* its event log. ``Match.decide_*`` turns a command into new
-events (or a ``Refused``) without changing anything; the shell makes them
-durable (a conditional append at ``expected_ev``), then every process that
-cares calls ``apply`` and ``render`` for each, in ``ev`` order. Because the
-state is a fold of the log, any process can rebuild any match, a resume can
-replay exactly what a seat missed, and two processes racing to change a match
-conflict at the append instead of corrupting it.
-
+``Match.decide_*`` turns a command into new events (or a ``Refused``)
+without changing anything; the shell makes them durable (a conditional
+append at the last ``ev``), then every process that holds the match calls
+``apply`` for each, in ``ev`` order, and renders it (``render.py``).
 Times are milliseconds since the epoch, always passed in (``now``), so tests
 drive the clock.
 """
@@ -17,16 +13,32 @@ from __future__ import annotations
 import hashlib
 import hmac
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-
-from . import daily
-from . import protocol as p
-from .engine import Game, IllegalMove, InvalidMove, Move, get_variant, rating
-from .errors import ErrorCode, Refused
+from .. import daily
+from .. import protocol as p
+from ..engine import Game, IllegalMove, InvalidMove, Move, get_variant, rating
+from ..errors import ErrorCode, Refused
+from ..protocol import Reason, Status
+from .events import (
+    Connected,
+    CountdownStarted,
+    Decided,
+    Disconnected,
+    Ended,
+    Event,
+    Left,
+    Moved,
+    Numbers,
+    Opened,
+    Readied,
+    RematchAsked,
+    RematchOpened,
+    SeatTaken,
+    Started,
+    TookBack,
+)
 
 COUNTDOWN_MS = 3000
 DEFAULT_GRACE_MS = 60_000
@@ -34,151 +46,6 @@ DEFAULT_GRACE_MS = 60_000
 #: moved back and forth without end, and some work grows with a game's plays (an old seq's
 #: ack is replayed, a spectator's lagging board is rebuilt): a cycling racer must not stall it.
 MAX_PLAYS = 2000
-
-# ------------------------------------------------------------------ events
-
-
-class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    ev: int
-    at: int
-
-
-class Opened(_Event):
-    kind: Literal["opened"] = "opened"
-    match: str
-    variant: str
-    seed: str
-    seats: int
-    time_limit_s: int
-    practice: bool = False
-    daily: str | None = None  # the UTC day of a daily-challenge deal
-    ranked: bool = False  # counts for that day's leaderboard
-    chosen: bool = False  # its creator chose the deal (a seed or deal number): they may know it
-
-
-class Seated(_Event):
-    kind: Literal["seated"] = "seated"
-    seat: int
-    name: str
-    token_hash: str
-    player: str | None = None
-
-
-class Left(_Event):
-    kind: Literal["left"] = "left"
-    seat: int
-
-
-class Readied(_Event):
-    kind: Literal["readied"] = "readied"
-    seat: int
-
-
-class Connected(_Event):
-    kind: Literal["connected"] = "connected"
-    seat: int
-    conn: str
-
-
-class Disconnected(_Event):
-    kind: Literal["disconnected"] = "disconnected"
-    seat: int
-    conn: str
-
-
-class CountdownStarted(_Event):
-    kind: Literal["countdown"] = "countdown"
-    starts_at: int
-
-
-class Started(_Event):
-    kind: Literal["started"] = "started"
-    ends_at: int
-
-
-class Numbers(BaseModel):
-    """A racer's progress after an event: what the opponent may learn."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    leftover: int
-    on_grid: int
-    complete: int
-    moves: int
-
-
-class Moved(_Event):
-    kind: Literal["moved"] = "moved"
-    seat: int
-    seq: int
-    move: str
-    numbers: Numbers
-
-
-class Undone(_Event):
-    kind: Literal["undone"] = "undone"
-    seat: int
-    moves: list[str] = []  # what was taken back: the play, with any automatic swaps
-    numbers: Numbers
-
-
-Reason = Literal["over", "finish", "resign", "timeout", "abandoned"]
-
-
-class Ended(_Event):
-    kind: Literal["ended"] = "ended"
-    seat: int
-    reason: Reason
-    score: int
-
-
-class Decided(_Event):
-    kind: Literal["decided"] = "decided"
-    result: p.Result
-
-
-class RematchAsked(_Event):
-    kind: Literal["rematch_asked"] = "rematch_asked"
-    seat: int
-
-
-class RematchOpened(_Event):
-    kind: Literal["rematch_opened"] = "rematch_opened"
-    match: str
-
-
-Event = Annotated[
-    Opened
-    | Seated
-    | Left
-    | Readied
-    | Connected
-    | Disconnected
-    | CountdownStarted
-    | Started
-    | Moved
-    | Undone
-    | Ended
-    | Decided
-    | RematchAsked
-    | RematchOpened,
-    Field(discriminator="kind"),
-]
-EVENT = TypeAdapter[Event](Event)
-
-
-def encode_events(events: Sequence[Event]) -> str:
-    return "[" + ",".join(e.model_dump_json() for e in events) + "]"
-
-
-EVENT_LIST = TypeAdapter[list[Event]](list[Event])  # built once: building one costs milliseconds
-
-
-def decode_events(data: str | bytes) -> list[Event]:
-    return EVENT_LIST.validate_json(data)
-
-
-# ------------------------------------------------------------------ state
 
 
 def hash_token(token: str) -> str:
@@ -201,7 +68,7 @@ class FinalBoard:
 
     @classmethod
     def of(cls, game: Game) -> FinalBoard:
-        return cls(p.dumps(game.player_view()), tuple(m.text for m in game.moves), _numbers(game))
+        return cls(p.dumps(game.player_view()), tuple(m.text for m in game.moves), Numbers.of(game))
 
 
 @dataclass
@@ -218,7 +85,7 @@ class SeatState:
     seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
     last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
     undos_after: dict[int, int] = field(default_factory=dict)  # practice: seq -> undos made before the next
-    # Spectator lag (Match._release_held): the cards drawn after each play not yet shown to
+    # Spectator lag (``Match.release_held``): the cards drawn after each play not yet shown to
     # spectators, oldest first. Only the count: the boards are rebuilt when they are shown.
     held: list[int] = field(default_factory=list)
     ended: Ended | None = None
@@ -227,12 +94,6 @@ class SeatState:
     @property
     def last_seq(self) -> int:
         return len(self.seq_moves)
-
-
-Status = Literal["lobby", "countdown", "playing", "finished"]
-Audience = tuple[Literal["all", "seat", "others", "spectators"], int]
-ALL: Audience = ("all", -1)
-SPECTATORS: Audience = ("spectators", -1)
 
 
 @dataclass
@@ -267,7 +128,7 @@ class Match:
         self.rematch_match: str | None = None
         self.ev = opened.ev
         # Both racers play the same stock, so a board shown live would show a racer (watching
-        # as someone else) their own stock to come: spectators see boards with a lag (_release_held).
+        # as someone else) their own stock to come: spectators see boards with a lag (``release_held``).
         self.spectators_lag = opened.seats >= 2 and not get_variant(opened.variant).open_stock
         self.released: dict[int, int] = {}  # seat -> plays the last event applied showed to spectators
 
@@ -327,7 +188,7 @@ class Match:
         asking connection holds here, ``player`` its identity (if it said
         hello): the same person on another connection is refused too.
         Identities are free, so a racer may still watch as a stranger: what
-        keeps that harmless is the spectator lag (``_release_held``).
+        keeps that harmless is the spectator lag (``release_held``).
         """
         if self.status == "finished" or len(self.seats) < 2:
             return
@@ -336,14 +197,28 @@ class Match:
                 ErrorCode.NOT_ALLOWED, "you race in this match: racers see only each other's progress"
             )
 
-    def _game(self, n: int) -> Game:
+    def game(self, n: int) -> Game:
         game = self.seat(n).game
         assert game is not None
         return game
 
-    def _game_as_it_stands(self, n: int) -> Game:
+    def game_as_it_stands(self, n: int) -> Game:
         """A seat's game, or the untouched deal when it ends before the start (countdown)."""
         return self.seat(n).game or Game.new(self.seed, self.variant)
+
+    def view(self, seat: int) -> p.View | None:
+        """A seat's own board: none before the start."""
+        s = self.seat(seat)
+        if s.final is not None:
+            return p.View.model_validate_json(s.final.view_json)
+        return None if s.game is None else p.View.model_validate(s.game.player_view())
+
+    def moves(self, seat: int) -> list[str]:
+        """The moves a seat has played, automatic swaps included."""
+        s = self.seat(seat)
+        if s.final is not None:
+            return list(s.final.moves)
+        return [] if s.game is None else [m.text for m in s.game.moves]
 
     def _next(self) -> _Counter:
         return _Counter(self.ev)
@@ -391,7 +266,7 @@ class Match:
                 ranked=ranked,
                 chosen=chosen,
             ),
-            Seated(ev=2, at=now, seat=0, name=name, token_hash=hash_token(token), player=player),
+            SeatTaken(ev=2, at=now, seat=0, name=name, token_hash=hash_token(token), player=player),
         ]
 
     def rematch_log(self, new_match: str, seed: str, now: int) -> list[Event]:
@@ -411,7 +286,7 @@ class Match:
         for n, s in enumerate(self.seats):
             if s is not None:
                 events.append(
-                    Seated(
+                    SeatTaken(
                         ev=len(events) + 1,
                         at=now,
                         seat=n,
@@ -433,7 +308,9 @@ class Match:
         if len(free) == len(self.seats):  # its creator (and anyone since) left: nobody invites now
             raise Refused(ErrorCode.NOT_FOUND, "everyone left this race: it was called off")
         c = self._next()
-        return [Seated(ev=c(), at=now, seat=free[0], name=name, token_hash=hash_token(token), player=player)]
+        return [
+            SeatTaken(ev=c(), at=now, seat=free[0], name=name, token_hash=hash_token(token), player=player)
+        ]
 
     def decide_connect(self, seat: int, conn: str, now: int) -> list[Event]:
         self.seat(seat)
@@ -477,7 +354,7 @@ class Match:
             raise Refused(ErrorCode.OUT_OF_ORDER, f"expected seq {s.last_seq + 1}, got {seq}")
         if s.last_seq >= MAX_PLAYS:
             raise Refused(ErrorCode.NOT_ALLOWED, f"a game has at most {MAX_PLAYS} moves: finish it")
-        game = self._game(seat)
+        game = self.game(seat)
         try:
             move = Move.parse(text)
             game.play(move)
@@ -486,7 +363,7 @@ class Match:
         try:  # the game as it stands after the move: its end is scored on it
             c = self._next()
             events: list[Event] = [
-                Moved(ev=c(), at=now, seat=seat, seq=seq, move=move.text, numbers=_numbers(game))
+                Moved(ev=c(), at=now, seat=seat, seq=seq, move=move.text, numbers=Numbers.of(game))
             ]
             if game.is_over:
                 events += self._end([seat], "over", now, c)
@@ -498,14 +375,14 @@ class Match:
         if not self.practice:
             raise Refused(ErrorCode.NOT_ALLOWED, "undo is for practice games only")
         self._playing_seat(seat, now)
-        game = self._game(seat)
+        game = self.game(seat)
         if not game.moves:
             raise Refused(ErrorCode.ILLEGAL, "there is no move to undo")
         undone = game.undo()
-        numbers = _numbers(game)
+        numbers = Numbers.of(game)
         for m in undone:
             game.play(m)
-        return [Undone(ev=self.ev + 1, at=now, seat=seat, moves=[str(m) for m in undone], numbers=numbers)]
+        return [TookBack(ev=self.ev + 1, at=now, seat=seat, moves=[str(m) for m in undone], numbers=numbers)]
 
     def decide_finish(self, seat: int, now: int, reason: Reason = "finish") -> list[Event]:
         self._playing_seat(seat, now)
@@ -565,7 +442,7 @@ class Match:
         events: list[Event] = []
         ended: dict[int, Ended] = {}
         for n in seats:
-            e = Ended(ev=c(), at=now, seat=n, reason=reason, score=self._game_as_it_stands(n).leftover)
+            e = Ended(ev=c(), at=now, seat=n, reason=reason, score=self.game_as_it_stands(n).leftover)
             events.append(e)
             ended[n] = e
         for n, s in enumerate(self.seats):
@@ -580,7 +457,7 @@ class Match:
         seats = []
         for n in sorted(ended):
             s, e = self.seat(n), ended[n]
-            game = self._game_as_it_stands(n)
+            game = self.game_as_it_stands(n)
             seats.append(
                 p.SeatResult(
                     seat=n,
@@ -616,7 +493,7 @@ class Match:
         if e.ev != self.ev + 1:
             raise ValueError(f"match {self.id}: event {e.ev} does not follow {self.ev}")
         self.ev = e.ev
-        if isinstance(e, Seated):
+        if isinstance(e, SeatTaken):
             self.seats[e.seat] = SeatState(e.name, e.token_hash, e.player)
         elif isinstance(e, Left):
             self.seats[e.seat] = None
@@ -641,19 +518,19 @@ class Match:
                 if s is not None:
                     s.game = Game.new(self.seed, self.variant)
         elif isinstance(e, Moved):
-            mover, game = self.seat(e.seat), self._game(e.seat)
+            mover, game = self.seat(e.seat), self.game(e.seat)
             mover.last_recorded = game.play(e.move)
             mover.seq_moves.append(e.move)
             mover.seq_evs.append(e.ev)
             mover.held.append(game.drawn)
-            self._release_held()
-        elif isinstance(e, Undone):
-            self._game(e.seat).undo()
+            self.release_held()
+        elif isinstance(e, TookBack):
+            self.game(e.seat).undo()
             undoer = self.seat(e.seat)
             undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
         elif isinstance(e, Ended):
             self.seat(e.seat).ended = e
-            self._release_held()  # its racer learns nothing more: the others' boards need not wait for them
+            self.release_held()  # its racer learns nothing more: the others' boards need not wait for them
         elif isinstance(e, Decided):
             self.status, self.result, self.decided_at = "finished", e.result, e.at
             for s in self.seats:
@@ -664,7 +541,7 @@ class Match:
         elif isinstance(e, RematchOpened):
             self.rematch_match = e.match
 
-    def _release_held(self) -> None:
+    def release_held(self) -> None:
         """Show spectators every held play that no racer still playing can learn from any more.
 
         Both racers play the same stock, so a spectator (maybe one of the
@@ -692,183 +569,12 @@ class Match:
             return None
         return min(
             (
-                self._game(t).drawn
+                self.game(t).drawn
                 for t, s in enumerate(self.seats)
                 if t != n and s is not None and s.ended is None
             ),
             default=None,
         )
-
-    # ------------------------------------------------------------- render
-
-    def lobby(self, ev: int | None = None) -> p.Lobby:
-        return p.Lobby(
-            ev=self.ev if ev is None else ev,
-            match=self.id,
-            variant=self.variant,
-            solo=self.capacity == 1,
-            time_limit_s=self.time_limit_s,
-            status=self.status,
-            seats=[
-                p.SeatInfo(
-                    seat=n, name=s.name, ready=s.ready, connected=s.conn is not None, rematch=s.rematch
-                )
-                for n, s in enumerate(self.seats)
-                if s is not None
-            ],
-            daily=self.daily,
-            ranked=self.ranked,
-            chosen_deal=self.chosen,
-            boards_lag=self.spectators_lag,
-        )
-
-    def view(self, seat: int) -> p.View | None:
-        s = self.seat(seat)
-        if s.final is not None:
-            return p.View.model_validate_json(s.final.view_json)
-        return None if s.game is None else p.View.model_validate(s.game.player_view())
-
-    def moves(self, seat: int) -> list[str]:
-        """The moves a seat has played, automatic swaps included."""
-        s = self.seat(seat)
-        if s.final is not None:
-            return list(s.final.moves)
-        return [] if s.game is None else [m.text for m in s.game.moves]
-
-    def progress(self, seat: int, ev: int | None = None) -> p.Progress:
-        s = self.seat(seat)
-        numbers = s.final.numbers if s.final else _numbers(self._game_as_it_stands(seat))
-        return p.Progress(
-            ev=self.ev if ev is None else ev,
-            seat=seat,
-            leftover=numbers.leftover,
-            on_grid=numbers.on_grid,
-            complete=numbers.complete,
-            moves=numbers.moves,
-            finished=s.ended is not None,
-        )
-
-    def render(
-        self, e: Event, wanted: Callable[[Audience], bool] = lambda _: True
-    ) -> list[tuple[Audience, p.Outgoing]]:
-        """What each audience receives for an event just applied.
-
-        ``wanted`` says which audiences are there to receive: a board view costs
-        more than the rest of a move together, so nobody's view is built for
-        nobody (a process without the mover's connection, a race with no
-        spectators).
-        """
-        if isinstance(e, Seated | Left | Readied | Connected | Disconnected | RematchAsked):
-            return [(ALL, self.lobby(e.ev))]
-        if isinstance(e, CountdownStarted):
-            return [(ALL, self.lobby(e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]
-        if isinstance(e, Started):
-            out: list[tuple[Audience, p.Outgoing]] = [(ALL, self.lobby(e.ev))]  # its status: playing
-            watchers = wanted(SPECTATORS)
-            boards = []
-            for n, s in enumerate(self.seats):
-                if s is not None and (watchers or wanted(("seat", n))):
-                    v = self.view(n)
-                    boards.append(v)
-                    out.append((("seat", n), p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, view=v)))
-            if watchers:
-                out.append(
-                    (
-                        SPECTATORS,
-                        p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, boards=[b for b in boards if b]),
-                    )
-                )
-            return out
-        if isinstance(e, Moved | Undone):
-            return self._render_move(e, wanted)
-        if isinstance(e, Ended):
-            finished = p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at)
-            return [(ALL, finished), *(self._released_boards(e.ev, {}) if wanted(SPECTATORS) else [])]
-        if isinstance(e, Decided):
-            return [(ALL, self.lobby(e.ev)), (ALL, self.public_result(e.result, e.at))]  # status: finished
-        if isinstance(e, RematchOpened):
-            return [(ALL, p.Rematched(ev=e.ev, match=e.match))]
-        return []
-
-    def _render_move(
-        self, e: Moved | Undone, wanted: Callable[[Audience], bool]
-    ) -> list[tuple[Audience, p.Outgoing]]:
-        """Every move renders: built straight to JSON (``p.ack_frame`` and kin say why)."""
-        numbers = vars(e.numbers)  # dict() would ask the model for keys() first, a slow miss
-        finished = self.seat(e.seat).ended is not None
-        out: list[tuple[Audience, p.Outgoing]] = [
-            (("others", e.seat), p.progress_frame(e.ev, e.seat, numbers, finished))
-        ]
-        mover, watchers = wanted(("seat", e.seat)), wanted(SPECTATORS)
-        if not (mover or watchers):
-            return out
-        game = self._game(e.seat)
-        view = game.player_view() if mover or isinstance(e, Undone) else None
-        if mover:
-            assert view is not None
-            if isinstance(e, Moved):
-                auto = [str(m) for m in self.seat(e.seat).last_recorded[1:]]
-                mine: p.Outgoing = p.ack_frame(e.seq, e.ev, e.move, auto, view)
-            else:
-                mine = p.Undone(ev=e.ev, moves=e.moves, view=p.View.model_validate(view))
-            out.insert(0, (("seat", e.seat), mine))
-        if watchers and isinstance(e, Undone):  # practice: one racer, nothing held back
-            assert view is not None
-            out.append((SPECTATORS, p.board_frame(e.ev, e.seat, "undo", [], view, numbers, finished)))
-        elif watchers:
-            out += self._released_boards(e.ev, {e.seat: view} if view is not None else {})
-        return out
-
-    def _released_boards(
-        self, ev: int, built: Mapping[int, dict[str, Any]]
-    ) -> list[tuple[Audience, p.Outgoing]]:
-        """A board frame for each play the event ``ev`` showed spectators (``_release_held``), in order.
-
-        A frame shown late carries the ``ev`` that showed it, so a spectator's
-        ``ev`` still only grows; its ``progress`` is the racer's as of ``ev``,
-        like the live ``progress`` frames. ``built``: views already built, by
-        seat (the mover's, for its ack): most plays are shown at once.
-        """
-        out: list[tuple[Audience, p.Outgoing]] = []
-        for n, count in self.released.items():
-            s, game = self.seat(n), self._game(n)
-            numbers, finished = vars(_numbers(game)), s.ended is not None
-            for recorded, view in self._shown_plays(n, count, built.get(n)):
-                move, auto = recorded[0].text, [m.text for m in recorded[1:]]
-                out.append((SPECTATORS, p.board_frame(ev, n, move, auto, view, numbers, finished)))
-        return out
-
-    def _shown_plays(
-        self, n: int, count: int, current: dict[str, Any] | None
-    ) -> list[tuple[list[Move], dict[str, Any]]]:
-        """Seat ``n``'s ``count`` plays just shown, each with its board after it (``current``: the game's view).
-
-        The game has gone on by the plays still held; it steps back over those
-        and the shown ones (the engine's undo) and plays them again, taking
-        each shown play's view on the way. So a held play keeps nothing but
-        its draw count, and costs nothing where nobody watches.
-        """
-        s, game = self.seat(n), self._game(n)
-        if count == 1 and not s.held:  # most plays: shown as they are made
-            return [(s.last_recorded, game.player_view() if current is None else current)]
-        shown = []
-        for i, play in enumerate(_take_back(game, count + len(s.held))):
-            recorded = game.play(play[0])
-            if i < count:
-                shown.append((recorded, game.player_view()))
-        return shown
-
-    def _shown_board(self, n: int) -> tuple[p.View | None, list[str]]:
-        """Seat ``n``'s board and moves as spectators have been shown them (``_release_held``)."""
-        s = self.seat(n)
-        if not s.held:
-            return self.view(n), self.moves(n)
-        game = self._game(n)
-        held = _take_back(game, len(s.held))
-        shown = p.View.model_validate(game.player_view()), [m.text for m in game.moves]
-        for play in held:
-            game.play(play[0])
-        return shown
 
     def _ack_for(self, seat: int, seq: int) -> p.Ack:
         """The ack of an applied seq, rebuilt by replaying that seat's moves (and undos) up to it."""
@@ -887,79 +593,6 @@ class Match:
             view=p.View.model_validate(game.player_view()),
         )
 
-    @overload
-    def public_result(self, result: p.Result, now: int) -> p.Result: ...
-    @overload
-    def public_result(self, result: None, now: int) -> None: ...
-
-    def public_result(self, result: p.Result | None, now: int) -> p.Result | None:
-        """A daily deal's seed stays secret until its day is over (``now``: when it is sent)."""
-        if result is None or self.daily is None or daily.is_over(self.daily, now):
-            return result
-        return result.model_copy(update={"seed": None})
-
-    def snapshot_for_spectator(self, now: int) -> p.Watching:
-        boards = []
-        for n, s in enumerate(self.seats):
-            if s is None:
-                continue
-            view, moves = self._shown_board(n)
-            boards.append(p.SeatSnapshot(seat=n, progress=self.progress(n), view=view, moves=moves))
-        return p.Watching(
-            match=self.id,
-            ev=self.ev,
-            now=now,
-            started_at=self.started_at or None,
-            ends_at=self.ends_at or None,
-            lobby=self.lobby(),
-            boards=boards,
-            result=self.public_result(self.result, now),
-        )
-
-    def snapshot_for_seat(self, seat: int, missed: list[p.Message], now: int) -> p.Resumed:
-        return p.Resumed(
-            match=self.id,
-            seat=seat,
-            ev=self.ev,
-            now=now,
-            started_at=self.started_at or None,
-            ends_at=self.ends_at or None,
-            last_seq=self.seat(seat).last_seq,
-            lobby=self.lobby(),
-            view=self.view(seat),
-            opponents=[self.progress(n) for n, s in enumerate(self.seats) if s is not None and n != seat],
-            result=self.public_result(self.result, now),
-            missed=missed,  # type: ignore[arg-type]
-        )
-
-
-def missed_events(
-    events: Sequence[Event], seat: int, after: int, grace_ms: int = DEFAULT_GRACE_MS
-) -> list[p.Message]:
-    """Replay a log and keep what ``seat`` would have received after ``after``, in order."""
-    match = Match.from_events(events[:1], grace_ms)
-    out: list[p.Message] = []
-    for e in events[1:]:
-        match.apply(e)
-        if e.ev <= after:
-            continue
-        for audience, message in match.render(e, lambda a: receives(a, seat)):
-            if receives(audience, seat) and not isinstance(msg := p.as_message(message), p.Ack | p.Undone):
-                out.append(msg)
-    return out
-
-
-def receives(audience: Audience, seat: int) -> bool:
-    """Whether the racer in ``seat`` (or a spectator, seat -1) is in ``audience``."""
-    kind, n = audience
-    if kind == "all":
-        return True
-    if kind == "spectators":
-        return seat < 0
-    if kind == "seat":
-        return seat == n
-    return seat != n  # "others": the opponents and the spectators
-
 
 def race_winner(ended: list[Ended]) -> tuple[int | None, bool]:
     """RULES.md "Race result": resigning loses; then lower score; then earlier finish."""
@@ -977,19 +610,6 @@ _NOT_PLAYING = {
     "countdown": "the race has not started yet",
     "finished": "the race is over",
 }
-
-
-def _take_back(game: Game, plays: int) -> list[list[Move]]:
-    """Undo ``game``'s last ``plays`` plays; return them oldest first, each to play again with its first move."""
-    undone = [game.undo() for _ in range(plays)]
-    undone.reverse()
-    return undone
-
-
-def _numbers(game: Game) -> Numbers:
-    return Numbers(
-        leftover=game.leftover, on_grid=game.on_grid, complete=game.complete, moves=len(game.moves)
-    )
 
 
 class _Counter:
