@@ -25,16 +25,17 @@ from pathlib import Path
 from typing import Any, cast
 
 from server import protocol as p
-from server.app import App, Connection, Settings
+from server.app import App, Settings
 from server.bus.memory import MemoryBus
+from server.dispatch import Client
 from server.engine import Game
 from server.engine.players import greedy_move
-from server.match import COUNTDOWN_MS
+from server.match.state import COUNTDOWN_MS
 from server.store.sqlite import SqliteStore
 
 
 class Peer:
-    """What ``App`` reads of a connection; it counts the bytes it is sent."""
+    """A ``Client`` that counts the bytes it is sent."""
 
     _ids = itertools.count(1)
 
@@ -73,7 +74,7 @@ class Race:
 
     async def seat(self, app: App) -> None:
         """Create, join, ready: the countdown runs."""
-        a, b = cast(Connection, self.a), cast(Connection, self.b)
+        a, b = cast(Client, self.a), cast(Client, self.b)
         await app.dispatch(a, p.Create(seed=self.seed, seats=2))
         await app.dispatch(b, p.Join(match=self.a.live.match.id))
         await app.dispatch(a, p.Ready())
@@ -89,8 +90,8 @@ class Race:
         if seq > len(self.line):
             return 0
         text = self.line[seq - 1]
-        await app.dispatch(cast(Connection, self.a), p.MoveMsg(seq=seq, move=text))
-        await app.dispatch(cast(Connection, self.b), p.MoveMsg(seq=seq, move=text))
+        await app.dispatch(cast(Client, self.a), p.MoveMsg(seq=seq, move=text))
+        await app.dispatch(cast(Client, self.b), p.MoveMsg(seq=seq, move=text))
         return 2
 
     def check(self) -> None:

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import reach
-from .app import App, Settings, run
+from .app import App, run
+from .settings import Settings
 from .store.sqlite import DataInUse
 
 

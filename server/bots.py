@@ -1,7 +1,7 @@
 """ "Race a bot": a bot the server seats in a match, playing like a person would.
 
-A ``BotPeer`` is an in-process peer: the hub sends it the same messages as a
-player's connection (it sits in ``LiveMatch.seats`` like one), and it sends
+A ``BotPeer`` is an in-process client: the hub sends it the same messages as
+a player's connection (it sits in ``LiveMatch.seats`` like one), and it sends
 its commands through ``App.dispatch``, the very path a WebSocket frame takes
 after parsing: join, ready, move with its own ``seq``, rematch. So its moves
 are decided and validated by the match like anyone's, and it decides them
@@ -20,16 +20,13 @@ import itertools
 import logging
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from . import protocol as p
+from .dispatch import Context
 from .engine.view_players import STRATEGIES
-from .hub import CLOSE_TRY_AGAIN, connection_id
-
-if TYPE_CHECKING:
-    from .app import App, Connection
-    from .hub import LiveMatch
-    from .store import PlayerRecord
+from .hub import CLOSE_TRY_AGAIN, LiveMatch, connection_id
+from .store import PlayerRecord
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +36,20 @@ NAMES = {"greedy": "Greedy bot", "lookahead": "Lookahead bot"}
 
 
 class BotPeer:
-    """A bot seat: the attributes ``App`` reads of a connection, and an inbox."""
+    """A bot seat: a ``Client`` like a connection, with an inbox instead of a socket."""
 
     _ids = itertools.count(1)
 
-    def __init__(self, app: App, strategy: str, pace_s: tuple[float, float] | None = None) -> None:
-        self.app = app
+    def __init__(self, ctx: Context, strategy: str, pace_s: tuple[float, float] | None = None) -> None:
+        self.ctx = ctx
         self.strategy = strategy
         self.decide = STRATEGIES[strategy]
         self.pace_s = PACE_S if pace_s is None else pace_s
-        self.id = connection_id(app.instance, f"bot{next(self._ids)}")
+        self.id = connection_id(ctx.instance, f"bot{next(self._ids)}")
         self.player: PlayerRecord | None = None
         self.live: LiveMatch | None = None
         self.seat: int | None = None
+        self.request_host: str | None = None
         self.rng = random.Random()
         # None: stop; CLOSE_TRY_AGAIN: the connection was closed for a resume (as a client would)
         self._inbox: asyncio.Queue[p.Outgoing | int | None] = asyncio.Queue()
@@ -75,8 +73,8 @@ class BotPeer:
 
     # ---------------------------------------------------------- player side
 
-    async def _command(self, message: p.Message) -> None:
-        await self.app.dispatch(cast("Connection", self), message)
+    async def _command(self, message: p.ClientMessage) -> None:
+        await self.ctx.dispatch(self, message)
 
     async def join(self, match: str) -> None:
         await self._command(p.Join(match=match, name=NAMES[self.strategy]))
@@ -159,13 +157,13 @@ class BotPeer:
 
     async def _leave(self) -> None:
         if self.live is not None:
-            self.app.hub.detach(self.live, self)
+            self.ctx.hub.detach(self.live, self)
             self.live, self.seat = None, None
 
 
-async def seat_bot(app: App, lm: LiveMatch, strategy: str) -> BotPeer:
+async def seat_bot(ctx: Context, lm: LiveMatch, strategy: str) -> BotPeer:
     """Seat a bot in ``lm``'s free seat and let it play; the hub cancels it at shutdown."""
-    bot = BotPeer(app, strategy)
+    bot = BotPeer(ctx, strategy)
     await bot.join(lm.match.id)
-    app.hub._spawn(bot.run())
+    ctx.hub.spawn(bot.run())
     return bot

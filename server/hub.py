@@ -182,7 +182,7 @@ class Hub:
                         await self._catch_up(lm)
                     continue
                 except Refused:  # no answer: the write may land all the same
-                    self._spawn(self._settle(lm, expected))
+                    self.spawn(self._settle(lm, expected))
                     raise
                 if shift:  # placed after others' moves we had not seen: take them in first
                     decision = [e.model_copy(update={"ev": e.ev + shift}) for e in decision]
@@ -250,7 +250,7 @@ class Hub:
             # The events are durable; keep offering them until the bus takes them
             # (receivers drop what they already have, and fill gaps from the store).
             log.warning("publish failed for %s; retrying in the background", match_id)
-            self._spawn(self._republish(match_id, data))
+            self.spawn(self._republish(match_id, data))
 
     async def _republish(self, match_id: str, data: str) -> None:
         delay = 0.1
@@ -328,7 +328,7 @@ class Hub:
 
     def tick_soon(self, lm: LiveMatch) -> None:
         lm.timer = None  # it has fired
-        self._spawn(self._tick(lm))
+        self.spawn(self._tick(lm))
 
     async def _tick(self, lm: LiveMatch) -> None:
         try:
@@ -349,14 +349,14 @@ class Hub:
             return  # our own batch, applied before it was published: no need to decode it
         if data is not None and data.startswith(RELOAD):
             if data != self._reload_notice:
-                self._spawn(self._locked_reload(lm))
+                self.spawn(self._locked_reload(lm))
             return
         if lm.reloading:  # the copy is being replaced: read what this was once the new one is in
-            self._spawn(self._locked_catch_up(lm))
+            self.spawn(self._locked_catch_up(lm))
             return
         events = decode_events(data) if data is not None else []
         if data is None or (events and events[0].ev > lm.match.ev + 1):
-            self._spawn(self._locked_catch_up(lm))
+            self.spawn(self._locked_catch_up(lm))
             return
         self._apply(lm, events)
 
@@ -391,7 +391,7 @@ class Hub:
             elif isinstance(e, Disconnected) and (peer := lm.seats.get(e.seat)) and peer.id == e.conn:
                 # Recorded as gone while attached here: another process took this one for dead
                 # (its heartbeat lapsed in a stall). Left so, the player would be abandoned mid-play.
-                self._spawn(self.record_connection(lm, e.seat, e.conn, connected=True))
+                self.spawn(self.record_connection(lm, e.seat, e.conn, connected=True))
             self._fan_out(lm, e)
         self._schedule(lm)
 
@@ -519,7 +519,7 @@ class Hub:
         changes nothing, so a late retry is harmless.
         """
         if not await self._try_recording(lm, seat, conn, connected):
-            self._spawn(self._keep_recording(lm, seat, conn, connected))
+            self.spawn(self._keep_recording(lm, seat, conn, connected))
 
     async def _try_recording(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> bool:
         """False only when the store was unavailable (worth another try)."""
@@ -572,9 +572,10 @@ class Hub:
             peer.send(gone)
         lm.seats.clear()
         lm.spectators.post(gone)  # after whatever they still have to read
-        self._spawn(self.bus.unsubscribe(_channel(match_id)))
+        self.spawn(self.bus.unsubscribe(_channel(match_id)))
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` in the background, for as long as the hub runs (``close`` cancels it)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

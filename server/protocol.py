@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -604,14 +604,9 @@ ServerMessage = Annotated[
 
 _client = TypeAdapter[ClientMessage](ClientMessage)
 _server = TypeAdapter[ServerMessage](ServerMessage)
-CLIENT_TYPES = frozenset(
-    m.model_fields["type"].default
-    for m in (
-        Hello, Create, Join, Watch, Resume, Ready, MoveMsg, Finish, Resign, Rematch, Leave,
-        HintRequest, UndoRequest, DailyRequest, LeaderboardRequest, DaysRequest, ReplayRequest,
-        StatsRequest, HistoryRequest,
-    )
-)  # fmt: skip
+#: Every client message class, and their ``type``s: read off the ``ClientMessage`` union.
+CLIENT_MESSAGES: tuple[type[Message], ...] = get_args(get_args(ClientMessage)[0])
+CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)
 
 
 def parse_client(frame: str | bytes) -> ClientMessage:

@@ -15,8 +15,9 @@ from pathlib import Path
 from race import MakeAppT, client, drained, kick, start_race
 from wsclient import WsClient
 
-from server.app import WEB_ROOT, App
+from server.app import App
 from server.hub import FINISHED_TTL_MS, LOBBY_TTL_MS, UNLOAD_DECIDED_AFTER_MS
+from server.settings import WEB_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -80,7 +80,7 @@ def test_frames_made_once_are_the_bytes_websockets_writes(sizes: tuple[int, ...]
     from websockets.protocol import State
     from websockets.server import ServerProtocol
 
-    from server.app import _Framing
+    from server.transport import _Framing
 
     frames = tuple(b"x" * n for n in sizes)
     server = ServerProtocol()

@@ -10,7 +10,7 @@ import pytest
 from race import MakeAppT, client, start_race
 from websockets.asyncio.client import connect
 
-from server import app as app_module
+from server import transport
 
 
 async def test_a_stalled_spectator_is_dropped_while_the_others_keep_up(
@@ -18,8 +18,8 @@ async def test_a_stalled_spectator_is_dropped_while_the_others_keep_up(
 ) -> None:
     # Small buffers everywhere, so a few dozen frames fill them: the socket's
     # (both ends), the transport's, and the outbox.
-    monkeypatch.setattr(app_module, "OUTBOX_LIMIT", 8)
-    monkeypatch.setattr(app_module, "WRITE_BUFFER_LIMIT", 1)
+    monkeypatch.setattr(transport, "OUTBOX_LIMIT", 8)
+    monkeypatch.setattr(transport, "WRITE_BUFFER_LIMIT", 1)
     app = await make_app()
     race = await start_race(app)
     # Seat 1 is done, so seat 0's boards go to spectators as they are made (no spectator lag).

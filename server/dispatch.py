@@ -1,0 +1,95 @@
+"""Client messages to their handlers: one handler for each message class, checked at start-up.
+
+A handler is registered beside its code with ``@routes.handles(p.Join)``
+(``server/handlers/``). The server's table joins those modules' routes and is
+checked against the ``ClientMessage`` union when the ``App`` is made: a
+message class without a handler stops the server from starting, rather than
+answering "something went wrong on our side" the first time a client sends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, Protocol, TypeVar
+
+from . import protocol as p
+from .errors import GripError
+from .hub import Hub, LiveMatch, Peer
+from .metrics import Metrics
+from .settings import Settings
+from .solving import Solving
+from .store import PlayerRecord, Store
+
+
+class Client(Peer, Protocol):
+    """A connection as the handlers see it: a hub peer, with whom it speaks for and where it sits.
+
+    A WebSocket connection (``server/transport.py``) or a bot the server seats
+    (``server/bots.py``).
+    """
+
+    player: PlayerRecord | None
+    live: LiveMatch | None
+    seat: int | None
+    request_host: str | None  # the Host its connection was opened with (none for a bot)
+
+
+class Context(Protocol):
+    """What a handler may use of its server process (``App``)."""
+
+    settings: Settings
+    store: Store
+    hub: Hub
+    solving: Solving
+    metrics: Metrics
+    clock: Callable[[], int]
+    instance: str
+    daily_secret: str
+
+    @property
+    def port(self) -> int:
+        """The port this process listens on."""
+
+    async def dispatch(self, client: Client, message: p.ClientMessage) -> None:
+        """Run ``message`` as if ``client`` had sent it (a bot's commands)."""
+
+
+M = TypeVar("M", bound=p.Message)
+Handler = Callable[[Context, Client, M], Awaitable[None]]
+
+
+class Unhandled(GripError):
+    """Client message classes that no handler is registered for (raised at start-up)."""
+
+
+class Routes:
+    """Handlers by message class."""
+
+    def __init__(self, *parts: Routes) -> None:
+        self._handlers: dict[type[p.Message], Handler[Any]] = {}
+        for part in parts:
+            for message, handler in part._handlers.items():
+                self._add(message, handler)
+
+    def handles(self, message: type[M]) -> Callable[[Handler[M]], Handler[M]]:
+        """Register the decorated function as the handler of ``message``."""
+
+        def register(handler: Handler[M]) -> Handler[M]:
+            self._add(message, handler)
+            return handler
+
+        return register
+
+    def _add(self, message: type[p.Message], handler: Handler[Any]) -> None:
+        if message in self._handlers:
+            raise ValueError(f"two handlers for {message.__name__}")
+        self._handlers[message] = handler
+
+    def check(self, messages: Collection[type[p.Message]] = p.CLIENT_MESSAGES) -> None:
+        """Unhandled unless every class in ``messages`` has a handler."""
+        missing = sorted(m.__name__ for m in messages if m not in self._handlers)
+        if missing:
+            raise Unhandled(f"no handler for {', '.join(missing)}")
+
+    async def run(self, ctx: Context, client: Client, message: p.Message) -> None:
+        await self._handlers[type(message)](ctx, client, message)

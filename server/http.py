@@ -1,0 +1,94 @@
+"""The HTTP side of the port: the web page's files, ``/healthz``, ``/metrics``, replays.
+
+Everything but a WebSocket upgrade is answered here, before websockets
+would (``process_request``). An upgrade is let through only from an allowed
+page origin: a page elsewhere must not play with its visitor's identity.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+from collections.abc import Callable
+from http import HTTPStatus
+from urllib.parse import urlsplit
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from . import protocol as p
+from .bus import Bus
+from .metrics import Metrics
+from .replay import replay_json
+from .settings import Settings
+from .store import Store
+
+#: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
+PAGE_ROUTE = re.compile(
+    rf"/(practice|rules|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
+    rf"|[mwr]/[{p.CODE_ALPHABET}{p.CODE_ALPHABET.lower()}]{{{p.CODE_LENGTH}}})?/*"
+)
+
+
+class Http:
+    def __init__(
+        self, settings: Settings, store: Store, bus: Bus, metrics: Metrics, clock: Callable[[], int]
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.bus = bus
+        self.metrics = metrics
+        self.clock = clock
+
+    async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        """The answer to a plain HTTP request; None lets a WebSocket upgrade through."""
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            if not self._origin_ok(request):
+                return connection.respond(403, "origin not allowed\n")
+            return None
+        path = urlsplit(request.path).path
+        if path == "/healthz":
+            return await self._healthz()
+        if path == "/metrics":
+            return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path.startswith("/api/replay/"):
+            status, body = await replay_json(self.store, path, self.clock())
+            return _response(status, body, "application/json")
+        return self._static(path)
+
+    def _origin_ok(self, request: Request) -> bool:
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return True  # not a browser: no cross-site hijacking to guard against
+        if self.settings.origins:
+            return origin in self.settings.origins
+        return urlsplit(origin).netloc == request.headers.get("Host")
+
+    async def _healthz(self) -> Response:
+        status = {"bus": bool(self.bus.healthy), "store": await self.store.ping()}
+        ok = all(status.values())
+        body = json.dumps({"status": "ok" if ok else "degraded", **status}).encode()
+        return _response(200 if ok else 503, body, "application/json")
+
+    def _static(self, path: str) -> Response:
+        root = self.settings.web_root.resolve()
+        rel = path.lstrip("/") or "index.html"
+        target = (root / rel).resolve()
+        if not target.is_relative_to(root):
+            return _response(404, b"not found\n", "text/plain")
+        if not target.is_file() and PAGE_ROUTE.fullmatch(path):
+            target = root / "index.html"  # the page routes these itself (route() in client/web/js/app.js)
+        if not target.is_file():
+            return _response(404, b"not found\n", "text/plain")
+        kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if kind.startswith("text/") or kind == "application/javascript":
+            kind += "; charset=utf-8"
+        return _response(200, target.read_bytes(), kind)
+
+
+def _response(status: int, body: bytes, content_type: str) -> Response:
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    headers["Cache-Control"] = "no-cache"
+    return Response(status, HTTPStatus(status).phrase, headers, body)

@@ -1,0 +1,28 @@
+"""A server process's settings: ``python -m server``'s options, and the tests' overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .match import DEFAULT_GRACE_MS
+
+#: The web page's files (served at ``/``).
+WEB_ROOT = Path(__file__).resolve().parent.parent / "client" / "web"
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    store_url: str = "sqlite:///./data/grip.db"
+    bus_url: str = "memory://"
+    origins: tuple[str, ...] = ()  # empty: same-origin pages and non-browser clients only
+    grace_ms: int = DEFAULT_GRACE_MS
+    rate_per_s: float = 30.0
+    burst: int = 60
+    flood_limit: int = 200  # frames refused in a row before the connection is closed
+    sweep_s: float = 30.0
+    par_budget_s: float = 10.0  # the solver's time for a past daily deal's par
+    par_nodes: int = 10**9
+    web_root: Path = WEB_ROOT

@@ -1,0 +1,192 @@
+"""The WebSocket side of a connection: its frames in, its outbox out, its rate limit.
+
+Each connection reads frames in order and runs one command at a time, so a
+player's moves are decided in the order sent. Writes go through a bounded
+per-connection outbox drained by its own task: a slow reader can never stall
+a broadcast to the others, and one that falls too far behind is closed (it
+can resume and miss nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+
+from . import protocol as p
+from .errors import ErrorCode, Refused
+from .hub import CLOSE_TRY_AGAIN, LiveMatch, connection_id
+from .settings import Settings
+from .store import PlayerRecord
+
+OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
+WRITE_BUFFER_LIMIT = 64 * 1024  # unsent bytes past which frames wait in the outbox instead
+CLOSE_POLICY = 1008
+
+
+class RateLimiter:
+    """Token bucket: ``rate`` frames a second on average, bursts up to ``burst``."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+        self.refused_in_a_row = 0
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            self.refused_in_a_row = 0
+            return True
+        self.refused_in_a_row += 1
+        return False
+
+
+class _Framing:
+    """The bytes of text frames that go to many connections, made once.
+
+    A server's frames are not masked, and with no compression (``serve(...,
+    compression=None)``) no extension rewrites them, so a frame's bytes are
+    the same on every connection, and nothing in websockets' state depends on
+    writing an unfragmented frame: ``Protocol.send_text`` only serializes it.
+    The spectator feed hands the same tuple of frames to all its readers at
+    one place: the first frames it, the others reuse the bytes (a fifth of a
+    spectator's write).
+    """
+
+    def __init__(self) -> None:
+        self._frames: Sequence[bytes] = ()
+        self._wire = b""
+
+    def wire(self, frames: Sequence[bytes]) -> bytes:
+        if frames is not self._frames:
+            self._frames = frames  # held, so no other sequence can take its identity
+            self._wire = b"".join(Frame(Opcode.TEXT, f).serialize(mask=False) for f in frames)
+        return self._wire
+
+
+_FRAMING = _Framing()
+
+
+class Connection:
+    """One WebSocket client: identity, where it sits, and its outbox.
+
+    A frame is written at once when nothing waits before it and the socket
+    keeps up (the common case: no task switch, no queue); otherwise it joins
+    the outbox, which the writer task drains as the client reads.
+    """
+
+    _ids = itertools.count(1)
+
+    def __init__(self, ws: ServerConnection, instance: str, settings: Settings) -> None:
+        self.ws = ws
+        self.id = connection_id(instance, next(self._ids))
+        self.player: PlayerRecord | None = None
+        self.live: LiveMatch | None = None
+        self.seat: int | None = None
+        self.request_host = ws.request.headers.get("Host") if ws.request else None
+        self.limiter = RateLimiter(settings.rate_per_s, settings.burst)
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX_LIMIT)
+        self._sending = False  # the writer task is inside ws.send
+        self._writer = asyncio.create_task(self._drain())
+        self._closer: asyncio.Task[None] | None = None
+
+    def send(self, message: p.Outgoing) -> None:
+        self.send_many((p.encode(message),))
+
+    def send_many(self, frames: Sequence[bytes]) -> None:
+        """Text frames in order: written now, in one write, when nothing is queued before them."""
+        ws = self.ws
+        if (
+            not self._sending
+            and self._outbox.empty()
+            and self._keeps_up()
+            and ws.protocol.state is State.OPEN
+        ):
+            ws.transport.write(_FRAMING.wire(frames))
+            return
+        for data in frames:
+            try:
+                self._outbox.put_nowait(data)
+            except asyncio.QueueFull:
+                self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
+                return
+
+    def _keeps_up(self) -> bool:
+        transport = self.ws.transport
+        return transport is not None and transport.get_write_buffer_size() < WRITE_BUFFER_LIMIT
+
+    def close(self, code: int, reason: str) -> None:
+        if self._closer is None:
+            self._closer = asyncio.create_task(self._close_after_outbox(code, reason))
+
+    async def _close_after_outbox(self, code: int, reason: str) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._outbox.join(), 2)
+        await self.ws.close(code, reason)
+
+    async def _drain(self) -> None:
+        try:
+            while True:
+                data = await self._outbox.get()
+                self._sending = True
+                await self.ws.send(data, text=True)
+                self._sending = False
+                self._outbox.task_done()
+        except (ConnectionClosed, asyncio.CancelledError):
+            pass
+
+    async def flush_and_stop(self) -> None:
+        """The connection is over: stop its writer, and a close still waiting for the outbox."""
+        tasks = [self._writer] if self._closer is None else [self._writer, self._closer]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def read_frames(
+    conn: Connection,
+    dispatch: Callable[[Connection, p.ClientMessage], Awaitable[None]],
+    count_refusal: Callable[[ErrorCode], None],
+    flood_limit: int,
+) -> None:
+    """Run the connection's messages in order until it closes; refuse what is malformed or too fast.
+
+    A client that keeps sending past its rate for ``flood_limit`` frames in a
+    row is closed (1008).
+    """
+    ws = conn.ws
+    closing: asyncio.Task[None] | None = None
+    try:
+        async for frame in ws:
+            if closing is not None:
+                continue  # keep reading, or a full receive queue stalls the close handshake
+            if not conn.limiter.allow():
+                count_refusal(ErrorCode.RATE_LIMITED)
+                if conn.limiter.refused_in_a_row >= flood_limit:
+                    closing = asyncio.create_task(ws.close(CLOSE_POLICY, "flooding"))
+                    continue
+                conn.send(p.Error(code=ErrorCode.RATE_LIMITED, message="too many messages; slow down"))
+                continue
+            try:
+                message = p.parse_client(frame)
+            except Refused as exc:
+                count_refusal(exc.code)
+                conn.send(p.Error(code=exc.code, message=exc.message))
+                continue
+            await dispatch(conn, message)
+    except ConnectionClosed:
+        pass
+    finally:
+        if closing is not None:
+            await asyncio.gather(closing, return_exceptions=True)
