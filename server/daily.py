@@ -1,9 +1,15 @@
-"""The daily challenge's deal: secret until its day is over, checkable after.
+"""The daily challenge: its deal, and every rule of it, in one place.
 
-seed(day) = HMAC-SHA256(secret, "daily/v1/YYYY-MM-DD") in hex, by UTC date.
-The server publishes commitment(seed) = SHA-256(seed) while the day runs and
-the seed itself once it is over, so anyone can check that the deal they
-played was fixed before the day began (``python -m server.daily verify``).
+The deal: seed(day) = HMAC-SHA256(secret, "daily/v1/YYYY-MM-DD") in hex, by
+UTC date. The server publishes commitment(seed) = SHA-256(seed) while the
+day runs and the seed itself once it is over, so anyone can check that the
+deal they played was fixed before the day began (``python -m server.daily
+verify``).
+
+The rules (docs/daily.md): one ranked attempt a day, claimed when its game
+is created or joined; practice on the day's deal only after it; no watching
+while the day runs; a ranked game ends with its day; its seed and replays
+stay hidden until then.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ import hmac
 import re
 import sys
 from datetime import UTC, date, datetime, timedelta
+from enum import Enum
 from typing import overload
 
+from .errors import ErrorCode, Refused
 from .protocol import Result
 
 DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
@@ -61,6 +69,125 @@ def verify(day_seed: str, published_commitment: str) -> bool:
     return hmac.compare_digest(commitment(day_seed), published_commitment)
 
 
+# ------------------------------------------------------------------ the rules
+#
+# Plain functions of the facts, each returning a decision or raising the
+# refusal; ``server/handlers/daily.py`` reads the facts (the store, the hub)
+# and carries the decisions out. docs/daily.md tells the story. The
+# ``create`` message's own field checks (no seed with a daily, ``ranked``
+# only for a daily) are in ``protocol.Create``.
+
+#: The daily challenge's variant: everyone plays the same deal by the same rules.
+VARIANT = "classic"
+
+
+class Entry(Enum):
+    """What taking a seat in a daily game asks of the player."""
+
+    FREE = "free"  # nothing: not a daily game, or an unranked one of a day that is over
+    RANKED = "ranked"  # it takes the player's one ranked attempt of the day
+    AFTER_ATTEMPT = "after_attempt"  # unranked: only once the player's ranked attempt is over
+    NAMED = "named"  # an identity only: a ranked race with no seat left to claim (the match refuses)
+
+
+def player_of(player: str | None) -> str:
+    """The player a daily game is played by: an identity is needed (``hello``)."""
+    if player is None:
+        raise Refused(ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
+    return player
+
+
+def check_game(variant: str, bot: str | None) -> None:
+    if variant != VARIANT or bot is not None:
+        raise Refused(ErrorCode.NOT_ALLOWED, f"the daily challenge is {VARIANT}, against a person or alone")
+
+
+def create_entry(day: str, attempt: str | None, ranked: bool | None) -> Entry:
+    """A new daily game: ranked while the day's attempt is unused (unless asked not to); practice after.
+
+    ``attempt``: the match holding the player's ranked attempt of ``day``, if any;
+    ``ranked``: what the player asked (None: ranked if they can).
+    """
+    if attempt is None and ranked is not False:
+        return Entry.RANKED
+    if attempt is not None and ranked:
+        raise _played(day)
+    return Entry.AFTER_ATTEMPT
+
+
+def join_entry(day: str | None, ranked: bool, open_lobby: bool, now: int) -> Entry:
+    """A seat in someone's daily race: ranked, it takes the joiner's attempt; unranked, it comes after it.
+
+    Otherwise an unranked race would show the day's deal to someone whose
+    ranked attempt is still to come. ``open_lobby``: the race has not started
+    and has a free seat (else the join is refused by the match itself).
+    """
+    if day is None or (not ranked and is_over(day, now)):
+        return Entry.FREE
+    if not ranked:
+        return Entry.AFTER_ATTEMPT
+    return Entry.RANKED if open_lobby else Entry.NAMED
+
+
+def check_claim(day: str, holder: str, match: str) -> None:
+    """After claiming the day's attempt for ``match``: ``holder`` is the match that holds it."""
+    if holder != match:
+        raise _played(day)
+
+
+def check_after_attempt(attempt: str | None, over: bool) -> None:
+    """Refuse unranked play of the day's deal until the player's ranked attempt is over.
+
+    Claiming the attempt is not enough: its lobby may wait half an hour
+    and its game run for the time limit, and a practice game (hints,
+    undo) beside it would rehearse the very deal it is played on.
+    ``over``: nothing in the attempt's match can change the player's score
+    (or it has expired).
+    """
+    if attempt is None:
+        raise Refused(ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after")
+    if not over:
+        raise Refused(
+            ErrorCode.NOT_ALLOWED,
+            f"finish your ranked attempt (match {attempt}) first; practice comes after",
+        )
+
+
+def check_watch(day: str | None, now: int) -> None:
+    """A daily game is not watched while its day runs: the watcher could be next to play that deal."""
+    if day and not is_over(day, now):
+        raise Refused(
+            ErrorCode.NOT_ALLOWED,
+            "daily games cannot be watched while their day runs; replays open when it is over",
+        )
+
+
+def check_replay(day: str | None, now: int) -> None:
+    if day is not None and not is_over(day, now):
+        raise Refused(ErrorCode.NOT_YET, f"replays of the {day} daily open when that day is over")
+
+
+def check_leaderboard(day: str, now: int) -> None:
+    try:
+        parse_day(day)
+    except ValueError:
+        raise Refused(ErrorCode.BAD_MESSAGE, f"{day!r} is not a calendar day") from None
+    if day > day_of(now):
+        raise Refused(ErrorCode.NOT_YET, f"the {day} daily has not begun")
+
+
+def game_end(day: str | None, ranked: bool) -> int | None:
+    """When a ranked daily game must be over: its seed is published as its day ends."""
+    return end_ms(day) if ranked and day is not None else None
+
+
+def check_ready(day: str | None, ranked: bool, now: int) -> None:
+    """A ranked daily game starts only on its day."""
+    end = game_end(day, ranked)
+    if end is not None and now >= end:
+        raise Refused(ErrorCode.WRONG_PHASE, "this daily challenge's day is over: its seed is public now")
+
+
 @overload
 def public_result(result: Result, now: int) -> Result: ...
 @overload
@@ -72,6 +199,10 @@ def public_result(result: Result | None, now: int) -> Result | None:
     if result is None or result.daily is None or is_over(result.daily, now):
         return result
     return result.model_copy(update={"seed": None})
+
+
+def _played(day: str) -> Refused:
+    return Refused(ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow")
 
 
 def main(argv: list[str]) -> int:

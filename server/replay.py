@@ -62,8 +62,7 @@ async def verified_result(store: Store, match: str, now: int) -> Result:
     result = await store.result(match)
     if result is None:
         raise Refused(ErrorCode.NOT_FOUND, f"match {match} has no result (unknown, or not finished)")
-    if result.daily is not None and not daily.is_over(result.daily, now):
-        raise Refused(ErrorCode.NOT_YET, f"replays of the {result.daily} daily open when that day is over")
+    daily.check_replay(result.daily, now)
     assert result.seed is not None  # stored results keep their seed
     for s in result.seats:
         try:

@@ -14,6 +14,7 @@ import multiprocessing
 import random
 from concurrent.futures import ProcessPoolExecutor
 
+from . import daily
 from .engine import Game
 from .engine.players import greedy_move, hint
 from .engine.solver import solve
@@ -25,7 +26,7 @@ HINT_TIMEOUT_S = 3.0
 
 
 def solve_par(seed: str, budget_s: float, max_nodes: int) -> int:
-    return solve(seed, "classic", budget_s=budget_s, max_nodes=max_nodes).par
+    return solve(seed, daily.VARIANT, budget_s=budget_s, max_nodes=max_nodes).par
 
 
 def hint_text(seed: str, variant: str, moves: list[str]) -> str | None:

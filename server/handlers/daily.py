@@ -1,7 +1,7 @@
-"""The daily challenge's messages, and the daily rules a seat's commands must follow.
+"""The daily challenge's messages, and the daily rules carried out for a seat.
 
-The rules themselves are in ``server/daily.py``; this carries them out
-against the store and the hub.
+The rules are in ``server/daily.py``, as decisions on plain facts; this
+reads the facts from the store and the hub, and carries the decisions out.
 """
 
 from __future__ import annotations
@@ -17,77 +17,41 @@ routes = Routes()
 
 
 async def enter(ctx: Context, client: Client, msg: p.Create, code: str) -> tuple[str, str, bool]:
-    """A new daily game: its day, its seed, and whether it is ranked."""
+    """A new daily game, match ``code``: its day, its seed, and whether it is ranked (its attempt claimed)."""
     day = daily.day_of(ctx.clock())
-    return day, daily.seed(ctx.daily_secret, day), await _daily_entry(ctx, client, msg, day, code)
-
-
-async def _daily_entry(ctx: Context, client: Client, msg: p.Create, day: str, code: str) -> bool:
-    """Whether this daily game is ranked: one ranked attempt a day, practice only after it."""
-    if client.player is None:
-        raise Refused(ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
-    if msg.variant != "classic" or msg.bot is not None:
-        raise Refused(ErrorCode.NOT_ALLOWED, "the daily challenge is classic, against a person or alone")
-    used = await ctx.store.daily_attempt(day, client.player.id)
-    if used is None and msg.ranked is not False:
-        await _claim_daily(ctx, day, client.player.id, code)
-        return True
-    if used is not None and msg.ranked:
-        raise Refused(ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow")
-    await _check_attempt_behind(ctx, day, client.player.id)
-    return False
+    player = daily.player_of(client.player.id if client.player else None)
+    daily.check_game(msg.variant, msg.bot)
+    entry = daily.create_entry(day, await ctx.store.daily_attempt(day, player), msg.ranked)
+    await _admit(ctx, entry, day, player, code)
+    return day, daily.seed(ctx.daily_secret, day), entry is daily.Entry.RANKED
 
 
 async def join(ctx: Context, client: Client, m: Match) -> None:
-    """A seat in a daily race: ranked, it takes the joiner's attempt; unranked, it comes after it.
-
-    Otherwise an unranked race would show the day's deal to someone whose
-    ranked attempt is still to come.
-    """
-    if m.daily is None or (not m.ranked and daily.is_over(m.daily, ctx.clock())):
-        return
-    if client.player is None:
-        raise Refused(ErrorCode.BAD_KEY, "say hello first: the daily challenge needs your player id")
-    if not m.ranked:
-        await _check_attempt_behind(ctx, m.daily, client.player.id)
-    elif m.status == "lobby" and any(s is None for s in m.seats):
-        await _claim_daily(ctx, m.daily, client.player.id, m.id)
+    """Let ``client`` take a seat in ``m`` as far as the daily rules go (the match decides the rest)."""
+    open_lobby = m.status == "lobby" and any(s is None for s in m.seats)
+    entry = daily.join_entry(m.daily, m.ranked, open_lobby, ctx.clock())
+    if m.daily is not None and entry is not daily.Entry.FREE:
+        player = daily.player_of(client.player.id if client.player else None)
+        await _admit(ctx, entry, m.daily, player, m.id)
 
 
-def check_watch(ctx: Context, m: Match) -> None:
-    if m.daily and not daily.is_over(m.daily, ctx.clock()):
-        raise Refused(
-            ErrorCode.NOT_ALLOWED,
-            "daily games cannot be watched while their day runs; replays open when it is over",
-        )
+async def _admit(ctx: Context, entry: daily.Entry, day: str, player: str, match: str) -> None:
+    """Carry out an entry decision: claim the day's attempt, or check that it is over."""
+    if entry is daily.Entry.RANKED:
+        daily.check_claim(day, await ctx.store.claim_daily(day, player, match), match)
+    elif entry is daily.Entry.AFTER_ATTEMPT:
+        attempt = await ctx.store.daily_attempt(day, player)
+        over = attempt is None or await _attempt_over(ctx, attempt, player)
+        daily.check_after_attempt(attempt, over)
 
 
-async def _check_attempt_behind(ctx: Context, day: str, player: str) -> None:
-    """Refuse unranked play of the day's deal until the player's ranked attempt is over.
-
-    Claiming the attempt is not enough: its lobby may wait half an hour
-    and its game run for the time limit, and a practice game (hints,
-    undo) beside it would rehearse the very deal it is played on.
-    """
-    code = await ctx.store.daily_attempt(day, player)
-    if code is None:
-        raise Refused(ErrorCode.NOT_ALLOWED, "play your ranked attempt first; practice comes after")
+async def _attempt_over(ctx: Context, attempt: str, player: str) -> bool:
     try:
-        over = (await ctx.hub.get(code)).match.done_for(player)
+        return (await ctx.hub.get(attempt)).match.done_for(player)
     except Refused as exc:
         if exc.code is not ErrorCode.NOT_FOUND:
             raise
-        over = True  # expired: a lobby nobody started, or a result long decided
-    if not over:
-        raise Refused(
-            ErrorCode.NOT_ALLOWED,
-            f"finish your ranked attempt (match {code}) first; practice comes after",
-        )
-
-
-async def _claim_daily(ctx: Context, day: str, player: str, code: str) -> None:
-    if await ctx.store.claim_daily(day, player, code) != code:
-        raise Refused(ErrorCode.ALREADY_PLAYED, f"you have played the {day} daily; replays open tomorrow")
+        return True  # expired: a lobby nobody started, or a result long decided
 
 
 async def _day_info(ctx: Context, day: str, players: int) -> p.DayInfo:
@@ -114,7 +78,7 @@ async def on_daily(ctx: Context, client: Client, msg: p.DailyRequest) -> None:
     client.send(
         p.DailyInfo(
             today=await _day_info(ctx, today, counts[0]),
-            variant="classic",
+            variant=daily.VARIANT,
             attempt=attempt,
             previous=await _day_info(ctx, yesterday, counts[1]),
         )
@@ -123,12 +87,7 @@ async def on_daily(ctx: Context, client: Client, msg: p.DailyRequest) -> None:
 
 @routes.handles(p.LeaderboardRequest)
 async def on_leaderboard(ctx: Context, client: Client, msg: p.LeaderboardRequest) -> None:
-    try:
-        daily.parse_day(msg.day)
-    except ValueError:
-        raise Refused(ErrorCode.BAD_MESSAGE, f"{msg.day!r} is not a calendar day") from None
-    if msg.day > daily.day_of(ctx.clock()):
-        raise Refused(ErrorCode.NOT_YET, f"the {msg.day} daily has not begun")
+    daily.check_leaderboard(msg.day, ctx.clock())
     board = await ctx.store.leaderboard(msg.day, client.player.id if client.player else None)
     client.send(
         p.Leaderboard(

@@ -12,6 +12,7 @@ import time
 
 from .. import protocol as p
 from ..bots import seat_bot
+from ..daily import check_watch
 from ..dispatch import Client, Context, Routes
 from ..engine import Game
 from ..errors import Conflict, ErrorCode, Refused
@@ -74,7 +75,7 @@ async def on_join(ctx: Context, client: Client, msg: p.Join) -> None:
 @routes.handles(p.Watch)
 async def on_watch(ctx: Context, client: Client, msg: p.Watch) -> None:
     lm = await ctx.hub.get(msg.match)
-    daily.check_watch(ctx, lm.match)
+    check_watch(lm.match.daily, ctx.clock())
     lm.match.check_watcher(
         client.player.id if client.player else None, client.seat if client.live is lm else None
     )

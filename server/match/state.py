@@ -158,13 +158,9 @@ class Match:
                 return n
         raise Refused(ErrorCode.BAD_TOKEN, "that token holds no seat in this match")
 
-    def _ranked_daily_end(self) -> int | None:
-        """When a ranked daily game must be over: its seed is published as its day ends."""
-        return daily.end_ms(self.daily) if self.ranked and self.daily is not None else None
-
     def _ends_at(self, start: int) -> int:
         end = start + self.time_limit_s * 1000
-        day_end = self._ranked_daily_end()
+        day_end = daily.game_end(self.daily, self.ranked)
         return end if day_end is None else max(start, min(end, day_end))
 
     def _seats_player(self, player: str | None) -> bool:
@@ -332,9 +328,7 @@ class Match:
     def decide_ready(self, seat: int, now: int) -> list[Event]:
         if self.status != "lobby":
             raise Refused(ErrorCode.WRONG_PHASE, "the match is not in its lobby")
-        day_end = self._ranked_daily_end()
-        if day_end is not None and now >= day_end:
-            raise Refused(ErrorCode.WRONG_PHASE, "this daily challenge's day is over: its seed is public now")
+        daily.check_ready(self.daily, self.ranked, now)
         if self.seat(seat).ready:
             return []
         c = self._next()
