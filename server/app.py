@@ -14,7 +14,6 @@ import contextlib
 import logging
 import os
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +26,7 @@ from .dispatch import Client
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .http import Http
 from .hub import Hub
+from .liveness import Liveness
 from .metrics import Metrics
 from .protocol import now_ms
 from .settings import Settings as Settings
@@ -35,12 +35,9 @@ from .store import Store, open_store
 from .transport import Connection, read_frames
 
 log = logging.getLogger(__name__)
-HEARTBEAT_S = 2.0  # how often a process says it is alive ...
-INSTANCE_TTL_MS = 6_000  # ... and how long the others wait, without news, to count it dead
 #: A lobby never started is deleted from the store this long after it opened (as Redis lets
 #: an undecided match's keys expire: ``UNDECIDED_TTL_S``).
 FORGET_LOBBIES_AFTER_MS = 24 * 3600 * 1000
-ORPHAN_BEATS = 3  # every how many beats a process looks for races nobody alive looks after
 CLOSE_GOING_AWAY = 1001
 
 
@@ -56,6 +53,7 @@ class App:
         self.daily_secret = ""  # loaded in start()
         self.solving = Solving(store, settings.par_budget_s, settings.par_nodes)
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
+        self.liveness = Liveness(self.hub, store, self.instance)
         self.connections: set[Connection] = set()
         self.metrics = Metrics(self.connections, self.hub)
         self.http = Http(settings, store, bus, self.metrics, clock)
@@ -75,11 +73,11 @@ class App:
             compression=None,  # deflate costs ~100 KiB a connection for frames this small
             server_header=None,
         )
-        await self.store.heartbeat(self.instance, INSTANCE_TTL_MS)  # before the others could wonder
-        await self.hub.take_in_orphans()  # embedded: every race its previous run left, timers and all
+        await self.liveness.beat()  # before the others could wonder
+        await self.liveness.adopt_orphans()  # embedded: every race its previous run left, timers and all
         self._upkeep = [
             asyncio.create_task(self._sweep_forever()),
-            asyncio.create_task(self._heartbeat_forever()),
+            asyncio.create_task(self.liveness.run()),
         ]
         return self.server
 
@@ -126,31 +124,6 @@ class App:
             self.hub.sweep()
             with contextlib.suppress(StoreUnavailable):  # the next sweep tries again
                 await self.store.forget_lobbies(self.clock() - FORGET_LOBBIES_AFTER_MS)
-
-    async def _heartbeat_forever(self) -> None:
-        """Renew this process's heartbeat; take in orphaned races, let go of the dead's seats.
-
-        Only once this process's own heartbeat has been renewed without a break
-        for a whole ``INSTANCE_TTL_MS``: after the store was away, every
-        heartbeat may have run out, and the others need one round to renew theirs.
-        Orphans are looked for every ``ORPHAN_BEATS`` beats only (it reads
-        every running match's seat leases): a dead process's heartbeat takes
-        about that long to run out anyway.
-        """
-        steady_since: float | None = time.monotonic()
-        beats = 0
-        while True:
-            await asyncio.sleep(HEARTBEAT_S)
-            try:
-                await self.store.heartbeat(self.instance, INSTANCE_TTL_MS)
-                steady_since = steady_since or time.monotonic()
-                if time.monotonic() - steady_since >= INSTANCE_TTL_MS / 1000:
-                    beats += 1
-                    if beats % ORPHAN_BEATS == 0:
-                        await self.hub.take_in_orphans()
-                    await self.hub.let_go_of_the_dead(self.instance)
-            except StoreUnavailable:
-                steady_since = None
 
     # ---------------------------------------------------------- websocket
 

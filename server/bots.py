@@ -25,7 +25,8 @@ from typing import Any
 from . import protocol as p
 from .dispatch import Context
 from .engine.view_players import STRATEGIES
-from .hub import CLOSE_TRY_AGAIN, LiveMatch, connection_id
+from .live import CLOSE_TRY_AGAIN, LiveMatch
+from .liveness import connection_id
 from .store import PlayerRecord
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,7 @@ class BotPeer:
         await self._command(p.MoveMsg(seq=self._seq, move=move))
 
     async def _resume(self) -> None:
-        """Take the seat back (after a close that asks for it, ``Hub._reload``), as a client would."""
+        """Take the seat back (after a close that asks for it, ``Recovery.reload``), as a client would."""
         if self.live is not None and not self._resuming:
             self._resuming = True
             await self._command(p.Resume(match=self.live.match.id, token=self._token, last_ev=0))

@@ -14,7 +14,8 @@ from typing import Any, Protocol, TypeVar
 
 from . import protocol as p
 from .errors import GripError
-from .hub import Hub, LiveMatch, Peer
+from .hub import Hub
+from .live import LiveMatch, Peer
 from .metrics import Metrics
 from .settings import Settings
 from .solving import Solving

@@ -1,11 +1,13 @@
 """The asyncio shell around matches: it only moves messages.
 
-For every command: decide (pure, ``match.py``), append to the store (durable,
-conditional on the last ``ev``), publish on the bus, then apply and fan the
-renderings out to this process's connections. Events other processes
+For every command: decide (pure, ``server/match/``), append to the store
+(durable, conditional on the last ``ev``), publish on the bus, then apply and
+fan the renderings out to this process's connections. Events other processes
 appended arrive over the bus and take the same apply path; a gap in ``ev``
 is filled from the store, so every connection sees every event once, in
-order, whichever process decided it.
+order, whichever process decided it. When the bus or the store falter,
+``server/recovery.py`` mends the copies; the timers of the matches here run
+from this hub.
 """
 
 from __future__ import annotations
@@ -13,18 +15,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
+from typing import Any
 
 from . import protocol as p
 from .bus import Bus
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
-from .feed import SpectatorFeed
+from .live import LiveMatch, Peer, channel
 from .match import DEFAULT_GRACE_MS, Audience, Duplicate, Event, Match, decode_events, encode_events
 from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened
 from .match.render import render
 from .protocol import now_ms
+from .recovery import RELOAD, Recovery
+from .retry import retry
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -36,9 +40,6 @@ FINISHED_TTL_MS = 10 * 60_000
 #: it before it expires, it is read back from the store.
 UNLOAD_DECIDED_AFTER_MS = 60_000
 APPEND_ATTEMPTS = 8
-CLOSE_TRY_AGAIN = 1013  # a connection closed so that its client resumes (and catches up)
-RELOAD = "reload "  # on a match's channel instead of events: its store lost events, load it again
-SETTLE_AGAIN_S = 3.0  # a write a frozen Redis had queued can land after the first look: look again
 
 
 def new_code() -> str:
@@ -47,32 +48,6 @@ def new_code() -> str:
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)  # 192 bits
-
-
-class Peer(Protocol):
-    """A connection as the hub sees it: an id, a queue to write to, a way to close."""
-
-    id: str
-
-    def send(self, message: p.Outgoing) -> None: ...
-
-    def send_many(self, frames: Sequence[bytes]) -> None: ...
-
-    def close(self, code: int, reason: str) -> None: ...
-
-
-@dataclass
-class LiveMatch:
-    """A match this process holds in memory, with its local audience."""
-
-    match: Match
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    seats: dict[int, Peer] = field(default_factory=dict)
-    spectators: SpectatorFeed[Peer] = field(default_factory=SpectatorFeed)
-    timer: asyncio.TimerHandle | None = None
-    deadline: int | None = None  # what ``timer`` is set for
-    published: str | None = None  # the last batch this process published (its echo is skipped)
-    reloading: bool = False  # being read again from the store (``Hub._reload``)
 
 
 class Hub:
@@ -87,14 +62,13 @@ class Hub:
     ) -> None:
         self.store = store
         self.bus = bus
-        self._reload_notice = RELOAD + secrets.token_hex(4)  # this process's own, to skip its echo
-        self._unloadable: set[str] = set()  # orphans whose log does not replay, or is gone: not retried
         self.clock = clock
         self.grace_ms = grace_ms
         self.live: dict[str, LiveMatch] = {}
         self._loading: dict[str, asyncio.Future[LiveMatch]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._on_event = on_event
+        self.recovery = Recovery(self)
 
     # -------------------------------------------------------------- lookup
 
@@ -114,26 +88,26 @@ class Hub:
         return lm
 
     async def _load(self, match_id: str) -> LiveMatch:
-        await self.bus.subscribe(_channel(match_id), lambda data: self._on_bus(match_id, data))
+        await self.bus.subscribe(channel(match_id), lambda data: self._on_bus(match_id, data))
         try:
             events = await self.store.events(match_id)
             match = Match.from_events(events, self.grace_ms) if events else None
         except StoreUnavailable:
-            await self.bus.unsubscribe(_channel(match_id))
+            await self.bus.unsubscribe(channel(match_id))
             raise
         except ValueError as exc:  # unreadable JSON, a gap, a move the engine refuses: no retry mends it
-            await self.bus.unsubscribe(_channel(match_id))
+            await self.bus.unsubscribe(channel(match_id))
             log.error("match %s: its stored log does not replay: %s", match_id, exc)
             raise Refused(ErrorCode.CORRUPT, f"the stored log of match {match_id} does not replay") from None
         if match is None:
-            await self.bus.unsubscribe(_channel(match_id))
+            await self.bus.unsubscribe(channel(match_id))
             raise Refused(ErrorCode.NOT_FOUND, f"no match {match_id}")
         opened = self.live.get(match_id)
         if opened is not None:  # ``open`` registered it during this read: keep the one LiveMatch
             return opened
         lm = LiveMatch(match)
         self.live[match_id] = lm
-        self._schedule(lm)
+        self.schedule(lm)
         return lm
 
     def expired(self, m: Match) -> bool:
@@ -151,12 +125,12 @@ class Hub:
         opened = events[0]
         assert isinstance(opened, Opened)
         await self._append(opened.match, 0, events)
-        await self.bus.subscribe(_channel(opened.match), lambda data: self._on_bus(opened.match, data))
+        await self.bus.subscribe(channel(opened.match), lambda data: self._on_bus(opened.match, data))
         lm = self.live.get(opened.match)
         if lm is None:
             lm = self.live[opened.match] = LiveMatch(Match(opened, self.grace_ms))
         # else: loaded meanwhile (a rematch's seat resumed at once, a bot's): one LiveMatch, that one
-        self._apply(lm, events[1:])
+        self.apply(lm, events[1:])
         return lm
 
     async def execute(
@@ -173,23 +147,23 @@ class Hub:
                     shift = await self._append(lm.match.id, expected, decision)
                 except Conflict as exc:
                     if exc.behind:
-                        await self._reload(lm)
+                        await self.recovery.reload(lm)
                         raise Refused(
                             ErrorCode.UNAVAILABLE,
                             "the store lost this match's latest events; resume to go on from what it kept",
                         ) from None
                     if lm.match.ev == expected:  # the bus has not brought the news yet: read it
-                        await self._catch_up(lm)
+                        await self.recovery.catch_up(lm)
                     continue
                 except Refused:  # no answer: the write may land all the same
-                    self.spawn(self._settle(lm, expected))
+                    self.spawn(self.recovery.settle(lm, expected))
                     raise
                 if shift:  # placed after others' moves we had not seen: take them in first
                     decision = [e.model_copy(update={"ev": e.ev + shift}) for e in decision]
                     if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
-                        await self._catch_up(lm)
-                self._apply(lm, decision)
-                await self._publish(lm.match.id, decision)
+                        await self.recovery.catch_up(lm)
+                self.apply(lm, decision)
+                await self.publish(lm.match.id, decision)
                 await self._after(lm, decision)
                 return decision
         raise Refused(ErrorCode.UNAVAILABLE, "the match is busy; try again")
@@ -204,64 +178,15 @@ class Hub:
                 "the store did not answer; send it again (a move resent with its seq counts once)",
             ) from None
 
-    async def _settle(self, lm: LiveMatch, after: int) -> None:
-        """Make an append that got no answer known everywhere, should it land after all.
-
-        A timed-out write may still be carried out (Redis runs what it had
-        queued once it is back), and then no process would hear of it: its
-        writer reported a failure and published nothing. So read the log from
-        where the append stood, once the store answers and once more a little
-        later; apply what is missing here, and publish it for the others
-        (receivers drop what they already have).
-        """
-        for pause in (0.0, SETTLE_AGAIN_S):
-            await asyncio.sleep(pause)
-            events = await self._read_log(lm, after)
-            if events:
-                async with lm.lock:
-                    self._apply(lm, events)
-                await self._publish(lm.match.id, events)
-
-    async def _read_log(self, lm: LiveMatch, after: int) -> list[Event]:
-        """The match's events after ``after``, as soon as the store answers (while the match is here)."""
-        delay = 0.1
-        while self.live.get(lm.match.id) is lm:
-            try:
-                return await self.store.events(lm.match.id, after)
-            except StoreUnavailable:
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-        return []
-
-    async def _publish(self, match_id: str, events: list[Event]) -> None:
+    async def publish(self, match_id: str, events: list[Event]) -> None:
+        """Tell the other processes (none to tell when the bus is not shared)."""
         if not self.bus.shared:
             return  # one process: it has applied them, and no other is listening
         data = encode_events(events)
         live = self.live.get(match_id)
         if live is not None:
             live.published = data
-        await self._offer(match_id, data)
-
-    async def _offer(self, match_id: str, data: str) -> None:
-        """Publish; if the bus does not take it, keep offering it in the background."""
-        try:
-            await self.bus.publish(_channel(match_id), data)
-        except Exception:
-            # The events are durable; keep offering them until the bus takes them
-            # (receivers drop what they already have, and fill gaps from the store).
-            log.warning("publish failed for %s; retrying in the background", match_id)
-            self.spawn(self._republish(match_id, data))
-
-    async def _republish(self, match_id: str, data: str) -> None:
-        delay = 0.1
-        for _ in range(60):
-            await asyncio.sleep(delay)
-            try:
-                await self.bus.publish(_channel(match_id), data)
-                return
-            except Exception:
-                delay = min(delay * 2, 2.0)
-        log.error("gave up publishing to %s; its other processes will catch up on the next event", match_id)
+        await self.recovery.offer(match_id, data)
 
     async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
         """Follow-ups of a decision: a rematch opens its new match here, once."""
@@ -273,59 +198,6 @@ class Hub:
                 except Conflict:
                     log.warning("rematch id %s was taken", e.match)
 
-    async def _reload(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
-        """Rebuild this process's copy of a match from the store, which lost events applied here.
-
-        Redis restarted from an older snapshot (or its keys removed) holds less
-        than it acknowledged. The copy here can no longer be written on (every
-        append would conflict: "the match is busy" for good), and the store's
-        log is what any process would load, so it is the one to go on from:
-        those moves are lost. The connections here are closed so that each
-        resumes, as after a dropped line, onto what the store kept. The other
-        processes are told to do the same before anything new is published
-        here: their copies are as stale, and the events appended from now on
-        would look to them like ones they already have (``tell_others`` is
-        False when that notice is what brought the news here).
-        """
-        match_id = lm.match.id
-        if tell_others and self.bus.shared:
-            await self._offer(match_id, self._reload_notice)
-        log.error(
-            "match %s: the store's log ends before event %d applied here; reloading", match_id, lm.match.ev
-        )
-        lm.reloading = True
-        try:
-            events = await self.store.events(match_id)
-        finally:
-            lm.reloading = False
-        if not events:  # nothing left of it
-            self.drop(match_id)
-            return
-        lm.match = Match.from_events(events, self.grace_ms)  # a prefix of a log that replayed: it replays
-        self._schedule(lm)
-        for peer in [*lm.seats.values(), *lm.spectators]:
-            peer.close(CLOSE_TRY_AGAIN, "the match was reloaded from the store; resume")
-
-    async def _reload_if_the_store_answers(self, lm: LiveMatch, *, tell_others: bool) -> None:
-        """``_reload`` where nobody waits on it (a notice on the bus, a catch-up).
-
-        With the store away it gives up: the loss is found again at the next
-        catch-up or the next append.
-        """
-        try:
-            await self._reload(lm, tell_others=tell_others)
-        except StoreUnavailable:
-            log.warning("could not reload %s; it reloads at its next append", lm.match.id)
-
-    async def _locked_reload(self, lm: LiveMatch) -> None:
-        """Another process found the store had lost events of this match: reload it here too."""
-        async with lm.lock:
-            if self.live.get(lm.match.id) is lm:
-                await self._reload_if_the_store_answers(lm, tell_others=False)
-
-    async def _catch_up(self, lm: LiveMatch) -> None:
-        self._apply(lm, await self.store.events(lm.match.id, lm.match.ev))
-
     def tick_soon(self, lm: LiveMatch) -> None:
         lm.timer = None  # it has fired
         self.spawn(self._tick(lm))
@@ -333,7 +205,7 @@ class Hub:
     async def _tick(self, lm: LiveMatch) -> None:
         try:
             if not await self.execute(lm, lambda m: m.tick(self.clock())):
-                self._schedule(lm)  # woke before the deadline (timers may fire early): sleep again
+                self.schedule(lm)  # woke before the deadline (timers may fire early): sleep again
         except Refused:
             log.warning("tick for %s failed; retrying", lm.match.id)
             lm.timer = asyncio.get_running_loop().call_later(1.0, self.tick_soon, lm)
@@ -348,37 +220,20 @@ class Hub:
         if data is not None and data == lm.published:
             return  # our own batch, applied before it was published: no need to decode it
         if data is not None and data.startswith(RELOAD):
-            if data != self._reload_notice:
-                self.spawn(self._locked_reload(lm))
+            if data != self.recovery.reload_notice:
+                self.spawn(self.recovery.reload_locked(lm))
             return
         if lm.reloading:  # the copy is being replaced: read what this was once the new one is in
-            self.spawn(self._locked_catch_up(lm))
+            self.spawn(self.recovery.catch_up_locked(lm))
             return
         events = decode_events(data) if data is not None else []
         if data is None or (events and events[0].ev > lm.match.ev + 1):
-            self.spawn(self._locked_catch_up(lm))
+            self.spawn(self.recovery.catch_up_locked(lm))
             return
-        self._apply(lm, events)
+        self.apply(lm, events)
 
-    async def _locked_catch_up(self, lm: LiveMatch) -> None:
-        """What this process missed (a gap on the bus, or its reconnect), however long the store is away.
-
-        The read starts at the last event applied here: a log without it has
-        lost events (Redis back from an older snapshot), and the match is
-        reloaded. Pub/sub reconnects after every Redis restart, so this is
-        where the processes find out, before anyone writes.
-        """
-        last = lm.match.ev
-        events = await self._read_log(lm, last - 1)
-        async with lm.lock:
-            if self.live.get(lm.match.id) is not lm:
-                return
-            if lm.match.ev >= last and not (events and events[0].ev == last):
-                await self._reload_if_the_store_answers(lm, tell_others=True)
-            else:
-                self._apply(lm, events)
-
-    def _apply(self, lm: LiveMatch, events: list[Event]) -> None:
+    def apply(self, lm: LiveMatch, events: list[Event]) -> None:
+        """Fold events in (those not applied yet), tell the peers here, set the timer."""
         m = lm.match
         for e in events:
             if e.ev <= m.ev:
@@ -393,7 +248,7 @@ class Hub:
                 # (its heartbeat lapsed in a stall). Left so, the player would be abandoned mid-play.
                 self.spawn(self.record_connection(lm, e.seat, e.conn, connected=True))
             self._fan_out(lm, e)
-        self._schedule(lm)
+        self.schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
         for audience, message in render(lm.match, e, lambda a: _present(lm, a)):
@@ -418,7 +273,8 @@ class Hub:
             del lm.seats[e.seat]
             _evict(old)
 
-    def _schedule(self, lm: LiveMatch) -> None:
+    def schedule(self, lm: LiveMatch) -> None:
+        """Set the match's timer for its next deadline (``Match.next_deadline``)."""
         deadline = lm.match.next_deadline()
         if lm.timer is not None and deadline == lm.deadline:
             return  # already set for it (most events, e.g. every move, leave the deadline alone)
@@ -449,64 +305,6 @@ class Hub:
 
     # ------------------------------------------------------------- upkeep
 
-    async def let_go_of_the_dead(self, instance: str) -> None:
-        """Record as dropped the connections of server processes that died holding seats.
-
-        A process killed outright never records its connections' ends, so
-        without this their seats would stay "connected" and never be
-        abandoned. Every process renews its heartbeat in the store; ``instance``
-        (this one) asks about the others that hold seats here. Another process
-        may record the same drop at once: the second finds the seat's
-        connection already changed, and records nothing.
-        """
-        held = [
-            (lm, n, s.conn)
-            for lm in list(self.live.values())
-            if lm.match.status != "finished"
-            for n, s in enumerate(lm.match.seats)
-            if s is not None and s.conn is not None and instance_of(s.conn) != instance
-        ]
-        if not held:
-            return
-        alive = await self.store.alive({instance_of(conn) for _, _, conn in held})
-        for lm, n, conn in held:
-            if instance_of(conn) not in alive and self.live.get(lm.match.id) is lm:
-                await self.record_connection(lm, n, conn, connected=False)
-
-    async def take_in_orphans(self) -> None:
-        """Load the started, undecided matches no live process looks after, so that their timers run.
-
-        Timers (the countdown, the time limit, a dropped racer's grace period)
-        run only where a match is loaded. A race whose process died (or,
-        embedded, the earlier run) with its racers never coming back would
-        wait, undecided, for somebody to touch it: no result, and a ranked
-        daily attempt used up but never on the board. The process holding a
-        seat's connection has the match loaded; so a running match is taken
-        in when none of its seats' connections belongs to a live process: its
-        racers were all on dead processes, or are all gone. That also takes
-        in, everywhere, a race whose racers all left a live process meanwhile:
-        harmless (appends are conditional, so one timer wins) and short (it
-        is decided within the grace period, then unloaded like any decided
-        match nobody watches). ``let_go_of_the_dead`` then records the dead
-        connections as dropped.
-        """
-        running = await self.store.running()
-        orphans = {
-            mid: conns
-            for mid, conns in running.items()
-            if mid not in self.live and mid not in self._unloadable
-        }
-        alive = await self.store.alive({instance_of(c) for conns in orphans.values() for c in conns})
-        for mid, conns in orphans.items():
-            if any(instance_of(c) in alive for c in conns):
-                continue
-            try:
-                await self.get(mid)
-            except Refused as exc:
-                log.warning("could not take in match %s: %s", mid, exc.message)
-                if exc.code in (ErrorCode.CORRUPT, ErrorCode.NOT_FOUND):  # no retry mends it
-                    self._unloadable.add(mid)
-
     async def record_connection(self, lm: LiveMatch, seat: int, conn: str, *, connected: bool) -> None:
         """Record a seat's connection as started or ended; if the store cannot take it, keep trying.
 
@@ -518,11 +316,14 @@ class Hub:
         here. Once the seat's record names another connection, recording it
         changes nothing, so a late retry is harmless.
         """
-        if not await self._try_recording(lm, seat, conn, connected):
-            self.spawn(self._keep_recording(lm, seat, conn, connected))
+        record = partial(self._record_connection, lm, seat, conn, connected)
+        try:
+            await record()
+        except Refused:  # the store did not answer
+            self.spawn(self._keep_recording(record, lm))
 
-    async def _try_recording(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> bool:
-        """False only when the store was unavailable (worth another try)."""
+    async def _record_connection(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> None:
+        """Refused only when the store was unavailable (worth another try)."""
         decide = Match.decide_connect if connected else Match.decide_disconnect
         try:
             await self.execute(lm, lambda m: decide(m, seat, conn, self.clock()))
@@ -534,16 +335,15 @@ class Hub:
                 lm.match.id,
                 exc.message,
             )
-            return exc.code is not ErrorCode.UNAVAILABLE
-        return True
+            if exc.code is ErrorCode.UNAVAILABLE:
+                raise
 
-    async def _keep_recording(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> None:
-        delay = 0.1
-        while self.live.get(lm.match.id) is lm:
-            await asyncio.sleep(delay)
-            if await self._try_recording(lm, seat, conn, connected):
-                return
-            delay = min(delay * 2, 2.0)
+    async def _keep_recording(self, record: Callable[[], Awaitable[None]], lm: LiveMatch) -> None:
+        await retry(record, retry_on=Refused, keep_going=lambda: self.holds(lm), pause_first=True)
+
+    def holds(self, lm: LiveMatch) -> bool:
+        """Whether ``lm`` is still this process's copy of its match (not dropped, not replaced)."""
+        return self.live.get(lm.match.id) is lm
 
     def sweep(self) -> list[str]:
         """Drop expired matches from memory, telling whoever still watches; return their ids.
@@ -572,7 +372,7 @@ class Hub:
             peer.send(gone)
         lm.seats.clear()
         lm.spectators.post(gone)  # after whatever they still have to read
-        self.spawn(self.bus.unsubscribe(_channel(match_id)))
+        self.spawn(self.bus.unsubscribe(channel(match_id)))
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run ``coro`` in the background, for as long as the hub runs (``close`` cancels it)."""
@@ -588,15 +388,6 @@ class Hub:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-def connection_id(instance: str, n: object) -> str:
-    """A connection's id names its server process: ``let_go_of_the_dead`` reads it back."""
-    return f"{instance}-{n}"
-
-
-def instance_of(connection: str) -> str:
-    return connection.partition("-")[0]
 
 
 def _evict(peer: Peer) -> None:
@@ -621,7 +412,3 @@ def _present(lm: LiveMatch, audience: Audience) -> bool:
     if audience.kind == "spectators":
         return bool(lm.spectators)
     return True
-
-
-def _channel(match_id: str) -> str:
-    return f"grip:match:{match_id}"

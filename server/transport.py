@@ -22,7 +22,8 @@ from websockets.protocol import State
 
 from . import protocol as p
 from .errors import ErrorCode, Refused
-from .hub import CLOSE_TRY_AGAIN, LiveMatch, connection_id
+from .live import CLOSE_TRY_AGAIN, LiveMatch
+from .liveness import connection_id
 from .settings import Settings
 from .store import PlayerRecord
 

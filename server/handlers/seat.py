@@ -16,7 +16,8 @@ from ..daily import check_watch
 from ..dispatch import Client, Context, Routes
 from ..engine import Game
 from ..errors import Conflict, ErrorCode, Refused
-from ..hub import LiveMatch, new_code, new_token
+from ..hub import new_code, new_token
+from ..live import LiveMatch
 from ..match import Duplicate, Match
 from ..match.events import SeatTaken
 from ..match.render import missed_events, resumed, watching

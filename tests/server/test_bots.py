@@ -66,7 +66,7 @@ async def test_a_bot_plays_on_after_a_rolled_back_store_reloads_its_match(
     make_app: MakeAppT, snapshot_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Redis back from an older snapshot: the match is reloaded and its connections closed for a
-    resume (``Hub._reload``). The bot must resume too, or the race would wait for the time limit."""
+    resume (``Recovery.reload``). The bot must resume too, or the race would wait for the time limit."""
     monkeypatch.setattr(server.match.state, "COUNTDOWN_MS", 50)
     monkeypatch.setattr(server.bots, "PACE_S", (0.02, 0.03))
     url = snapshot_redis.url

@@ -2,7 +2,7 @@
 
 Timers run only where a match is loaded: a race left by a crashed process
 (embedded: the previous run) must be taken in by a live one, or it stays
-undecided for good (``Hub.take_in_orphans``).
+undecided for good (``Liveness.adopt_orphans``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from fakeclock import FakeClock
 from race import MakeAppT, kick
 from wsclient import WsClient
 
-from server import app as app_module
+from server import liveness
 from server.hub import UNLOAD_DECIDED_AFTER_MS
 from server.match.events import Ended
 from server.match.state import COUNTDOWN_MS
@@ -73,8 +73,8 @@ async def test_a_race_its_process_died_under_ends_with_nobody_touching_it(
     one's heartbeat runs out. Either way the racers are recorded as dropped,
     abandoned after the grace period, and the result is written.
     """
-    monkeypatch.setattr(app_module, "HEARTBEAT_S", 0.05)  # the survivor's beats: quick, not 6 s to steady
-    monkeypatch.setattr(app_module, "INSTANCE_TTL_MS", 300)
+    monkeypatch.setattr(liveness, "HEARTBEAT_S", 0.05)  # the survivor's beats: quick, not 6 s to steady
+    monkeypatch.setattr(liveness, "INSTANCE_TTL_MS", 300)
     scaled_out = backend["store_url"].startswith("redis")
     clock = FakeClock(now_ms())  # the crashed server ran on real time
     survivor = await make_app(clock=clock, **backend) if scaled_out else None

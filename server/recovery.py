@@ -1,0 +1,179 @@
+"""Recovery: how a process's copy of a match gets back in step with the log.
+
+The command path (``server/hub.py``) assumes the bus delivers and the store
+answers. When they do not, this mends it, always by reading the match's log
+again: a write that got no answer is settled, a gap on the bus is caught up,
+a publish the bus refused is offered again, and a copy ahead of a store that
+lost events (Redis back from an older snapshot) is reloaded, everywhere.
+docs/architecture.md ("Where this goes beyond the design card") tells why
+each is needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+from .bus import Bus
+from .errors import StoreUnavailable
+from .live import CLOSE_TRY_AGAIN, LiveMatch, channel
+from .match import Event, Match
+from .retry import retry
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+RELOAD = "reload "  # on a match's channel instead of events: its store lost events, load it again
+SETTLE_AGAIN_S = 3.0  # a write a frozen Redis had queued can land after the first look: look again
+PUBLISH_TRIES = 60  # a batch the bus refused is offered this many times (about two minutes)
+
+
+class Host(Protocol):
+    """What recovery needs of the hub: its backends, and a way to apply what it reads."""
+
+    store: Store
+    bus: Bus
+    grace_ms: int
+
+    def holds(self, lm: LiveMatch) -> bool:
+        """Whether ``lm`` is still this process's copy of its match."""
+
+    def apply(self, lm: LiveMatch, events: list[Event]) -> None: ...
+
+    async def publish(self, match_id: str, events: list[Event]) -> None: ...
+
+    def schedule(self, lm: LiveMatch) -> None: ...
+
+    def drop(self, match_id: str) -> None: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None: ...
+
+
+class Recovery:
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self.reload_notice = RELOAD + secrets.token_hex(4)  # this process's own, to skip its echo
+
+    async def offer(self, match_id: str, data: str) -> None:
+        """Publish; if the bus does not take it, keep offering it in the background.
+
+        The events are durable already: receivers drop what they have, and
+        fill gaps from the store.
+        """
+        bus = self._host.bus
+        try:
+            await bus.publish(channel(match_id), data)
+        except Exception:
+            log.warning("publish failed for %s; retrying in the background", match_id)
+            self._host.spawn(self._republish(match_id, data))
+
+    async def _republish(self, match_id: str, data: str) -> None:
+        async def publish() -> bool:
+            await self._host.bus.publish(channel(match_id), data)
+            return True
+
+        if not await retry(publish, retry_on=Exception, tries=PUBLISH_TRIES, pause_first=True):
+            log.error(
+                "gave up publishing to %s; its other processes will catch up on the next event", match_id
+            )
+
+    async def settle(self, lm: LiveMatch, after: int) -> None:
+        """Make an append that got no answer known everywhere, should it land after all.
+
+        A timed-out write may still be carried out (Redis runs what it had
+        queued once it is back), and then no process would hear of it: its
+        writer reported a failure and published nothing. So read the log from
+        where the append stood, once the store answers and once more a little
+        later; apply what is missing here, and publish it for the others
+        (receivers drop what they already have).
+        """
+        for pause in (0.0, SETTLE_AGAIN_S):
+            await asyncio.sleep(pause)
+            events = await self._read_log(lm, after)
+            if events:
+                async with lm.lock:
+                    self._host.apply(lm, events)
+                await self._host.publish(lm.match.id, events)
+
+    async def _read_log(self, lm: LiveMatch, after: int) -> list[Event]:
+        """The match's events after ``after``, as soon as the store answers (while the match is here)."""
+        events = await retry(
+            lambda: self._host.store.events(lm.match.id, after),
+            retry_on=StoreUnavailable,
+            keep_going=lambda: self._host.holds(lm),
+        )
+        return events or []
+
+    async def catch_up(self, lm: LiveMatch) -> None:
+        """Apply what the log holds beyond this copy (the caller holds the lock)."""
+        self._host.apply(lm, await self._host.store.events(lm.match.id, lm.match.ev))
+
+    async def catch_up_locked(self, lm: LiveMatch) -> None:
+        """What this process missed (a gap on the bus, or its reconnect), however long the store is away.
+
+        The read starts at the last event applied here: a log without it has
+        lost events (Redis back from an older snapshot), and the match is
+        reloaded. Pub/sub reconnects after every Redis restart, so this is
+        where the processes find out, before anyone writes.
+        """
+        last = lm.match.ev
+        events = await self._read_log(lm, last - 1)
+        async with lm.lock:
+            if not self._host.holds(lm):
+                return
+            if lm.match.ev >= last and not (events and events[0].ev == last):
+                await self.try_reload(lm, tell_others=True)
+            else:
+                self._host.apply(lm, events)
+
+    async def reload(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
+        """Rebuild this process's copy of a match from the store, which lost events applied here.
+
+        The copy here can no longer be written on (every append would
+        conflict: "the match is busy" for good), and the store's log is what
+        any process would load, so it is the one to go on from: those moves
+        are lost. The connections here are closed so that each resumes, as
+        after a dropped line, onto what the store kept. The other processes
+        are told to do the same before anything new is published here: their
+        copies are as stale, and the events appended from now on would look to
+        them like ones they already have (``tell_others`` is False when that
+        notice is what brought the news here).
+        """
+        host, match_id = self._host, lm.match.id
+        if tell_others and host.bus.shared:
+            await self.offer(match_id, self.reload_notice)
+        log.error(
+            "match %s: the store's log ends before event %d applied here; reloading", match_id, lm.match.ev
+        )
+        lm.reloading = True
+        try:
+            events = await host.store.events(match_id)
+        finally:
+            lm.reloading = False
+        if not events:  # nothing left of it
+            host.drop(match_id)
+            return
+        lm.match = Match.from_events(events, host.grace_ms)  # a prefix of a log that replayed: it replays
+        host.schedule(lm)
+        for peer in [*lm.seats.values(), *lm.spectators]:
+            peer.close(CLOSE_TRY_AGAIN, "the match was reloaded from the store; resume")
+
+    async def try_reload(self, lm: LiveMatch, *, tell_others: bool) -> None:
+        """``reload`` where nobody waits on it (a notice on the bus, a catch-up).
+
+        With the store away it gives up: the loss is found again at the next
+        catch-up or the next append.
+        """
+        try:
+            await self.reload(lm, tell_others=tell_others)
+        except StoreUnavailable:
+            log.warning("could not reload %s; it reloads at its next append", lm.match.id)
+
+    async def reload_locked(self, lm: LiveMatch) -> None:
+        """Another process found the store had lost events of this match: reload it here too."""
+        async with lm.lock:
+            if self._host.holds(lm):
+                await self.try_reload(lm, tell_others=False)
