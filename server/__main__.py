@@ -58,19 +58,13 @@ COLLECT_EVERY_S = 60.0
 COLLECT_AFTER_OBJECTS = 1_000_000
 
 
-def _tame_the_collector() -> None:
-    """Collect cyclic garbage once a minute, not whenever allocations pile up.
+def _schedule_gc() -> None:
+    """Collect cyclic garbage once a minute (or after a million objects kept), not automatically.
 
-    Under load the automatic collector stopped the event loop several times a
-    second: its middle-generation collections took 1-12 ms of CPU each, its
-    full ones 70-85 ms with 1,200 connections, every 10-20 s. At half load the
-    p99 of move-to-ack was 3.2-12.7 ms from run to run with it and 2.6-2.9 ms
-    without it (docs/benchmarks.md). Those collections found next to nothing
-    (0 to a few dozen objects each): reference counting frees nearly all of
-    the server's garbage. So a full collection runs once a minute, or sooner
-    once a million objects were made and kept since the last, which bounds
-    the garbage waiting whatever makes it. Startup's objects are frozen out
-    of every collection.
+    Under load the automatic collector stopped the event loop for 1-85 ms at
+    a time and found next to nothing: reference counting frees nearly all of
+    the server's garbage (docs/benchmarks.md, "The cyclic collector runs once
+    a minute"). Startup's objects are frozen out of every collection.
     """
     gc.collect()
     gc.freeze()
@@ -90,7 +84,7 @@ def _tame_the_collector() -> None:
 
 def _announcer(open_browser: bool) -> Callable[[App], None]:
     def announce(app: App) -> None:
-        _tame_the_collector()
+        _schedule_gc()
         url = f"http://{reach.page_host(app.settings.host, app.port)}/"
         print(f"Devil's Grip server listening on {url}  (Ctrl-C to stop)", flush=True)
         if app.settings.host in reach.WILDCARDS:
@@ -112,7 +106,7 @@ def _announcer(open_browser: bool) -> Callable[[App], None]:
 OPEN_FILES_WANTED = 65_536
 
 
-def _allow_many_connections() -> None:
+def _raise_open_files_limit() -> None:
     """Raise the soft limit on open files to what the hard limit allows.
 
     Every connection holds a file descriptor. The usual soft limit of 1,024
@@ -136,7 +130,7 @@ def _allow_many_connections() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     settings, open_browser = parse_args(argv)
-    _allow_many_connections()
+    _raise_open_files_limit()
     try:
         asyncio.run(run(settings, ready=_announcer(open_browser)))
     except DataInUse as exc:

@@ -135,7 +135,7 @@ class App:
         finally:
             self.connections.discard(conn)
             await handlers.seat.unbind(self, conn)
-            await conn.flush_and_stop()
+            await conn.stop_writing()
 
     async def dispatch(self, client: Client, message: p.ClientMessage) -> None:
         """Run one command; whatever goes wrong becomes a typed answer, never a dropped connection."""

@@ -320,7 +320,7 @@ class Hub:
         try:
             await record()
         except Refused:  # the store did not answer
-            self.spawn(self._keep_recording(record, lm))
+            self.spawn(self._retry_recording(record, lm))
 
     async def _record_connection(self, lm: LiveMatch, seat: int, conn: str, connected: bool) -> None:
         """Refused only when the store was unavailable (worth another try)."""
@@ -338,7 +338,7 @@ class Hub:
             if exc.code is ErrorCode.UNAVAILABLE:
                 raise
 
-    async def _keep_recording(self, record: Callable[[], Awaitable[None]], lm: LiveMatch) -> None:
+    async def _retry_recording(self, record: Callable[[], Awaitable[None]], lm: LiveMatch) -> None:
         await retry(record, retry_on=Refused, keep_going=lambda: self.holds(lm), pause_first=True)
 
     def holds(self, lm: LiveMatch) -> bool:
@@ -357,7 +357,7 @@ class Hub:
         for mid in gone:
             self.drop(mid)
         now = self.clock()
-        for mid in [mid for mid, lm in self.live.items() if _left_alone(lm, now)]:
+        for mid in [mid for mid, lm in self.live.items() if _idle_decided(lm, now)]:
             self.drop(mid)
         return gone
 
@@ -395,7 +395,7 @@ def _evict(peer: Peer) -> None:
     peer.close(1000, "seat taken over")
 
 
-def _left_alone(lm: LiveMatch, now: int) -> bool:
+def _idle_decided(lm: LiveMatch, now: int) -> bool:
     m = lm.match
     return (
         m.status == "finished"

@@ -97,19 +97,12 @@ class Liveness:
     async def adopt_orphans(self) -> None:
         """Load the started, undecided matches no live process looks after, so that their timers run.
 
-        Timers (the countdown, the time limit, a dropped racer's grace period)
-        run only where a match is loaded. A race whose process died (or,
-        embedded, the earlier run) with its racers never coming back would
-        wait, undecided, for somebody to touch it: no result, and a ranked
-        daily attempt used up but never on the board. The process holding a
-        seat's connection has the match loaded; so a running match is adopted
-        when none of its seats' connections belongs to a live process: its
-        racers were all on dead processes, or are all gone. That also adopts,
-        everywhere, a race whose racers all left a live process meanwhile:
-        harmless (appends are conditional, so one timer wins) and short (it
-        is decided within the grace period, then unloaded like any decided
-        match nobody watches). ``drop_dead_seats`` then records the dead
-        connections as dropped.
+        Timers run only where a match is loaded, and the process holding a
+        seat's connection has it loaded: so a running match is adopted when
+        none of its seats' connections belongs to a live process. Adopting one
+        that another process adopts too is harmless: appends are conditional,
+        so one timer wins (docs/architecture.md, "No race is left without a
+        process"). ``drop_dead_seats`` then records the dead connections as dropped.
         """
         running = await self._store.running()
         orphans = {

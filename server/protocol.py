@@ -87,7 +87,7 @@ class Create(Message):
     ranked: bool | None = None  # daily only: None = ranked if today's attempt is unused
 
     @model_validator(mode="after")
-    def _nothing_ignored(self) -> Create:
+    def _check_combinations(self) -> Create:
         """Refuse a field the server would otherwise have to drop without a word."""
         if self.seed is not None and self.deal is not None:
             raise ValueError("give a seed or a deal number, not both")

@@ -132,15 +132,12 @@ class Recovery:
     async def reload(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
         """Rebuild this process's copy of a match from the store, which lost events applied here.
 
-        The copy here can no longer be written on (every append would
-        conflict: "the match is busy" for good), and the store's log is what
-        any process would load, so it is the one to go on from: those moves
-        are lost. The connections here are closed so that each resumes, as
-        after a dropped line, onto what the store kept. The other processes
-        are told to do the same before anything new is published here: their
-        copies are as stale, and the events appended from now on would look to
-        them like ones they already have (``tell_others`` is False when that
-        notice is what brought the news here).
+        The store's log is what any process would load, so it is the one to
+        go on from. The connections here are closed so that each resumes onto
+        it; the other processes are told first to do the same, since their
+        copies are as stale (``tell_others`` is False when that notice is what
+        brought the news here). docs/architecture.md, "A store that lost
+        events is reloaded from, not written past".
         """
         host, match_id = self._host, lm.match.id
         if tell_others and host.bus.shared:

@@ -147,7 +147,7 @@ class Connection:
         except (ConnectionClosed, asyncio.CancelledError):
             pass
 
-    async def flush_and_stop(self) -> None:
+    async def stop_writing(self) -> None:
         """The connection is over: stop its writer, and a close still waiting for the outbox."""
         tasks = [self._writer] if self._closer is None else [self._writer, self._closer]
         for task in tasks:

@@ -98,7 +98,7 @@ def lobby(m: Match, ev: int | None = None) -> p.Lobby:
 
 def progress(m: Match, seat: int, ev: int | None = None) -> p.Progress:
     s = m.seat(seat)
-    numbers = s.final.numbers if s.final else Numbers.of(m.game_as_it_stands(seat))
+    numbers = s.final.numbers if s.final else Numbers.of(m.game_or_deal(seat))
     return p.Progress(
         ev=m.ev if ev is None else ev,
         seat=seat,

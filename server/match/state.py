@@ -163,7 +163,7 @@ class Match:
         day_end = daily.game_end(self.daily, self.ranked)
         return end if day_end is None else max(start, min(end, day_end))
 
-    def _seats_player(self, player: str | None) -> bool:
+    def _has_player(self, player: str | None) -> bool:
         """Whether the identity ``player`` (None: one that said no hello) holds a seat here."""
         return player is not None and any(s is not None and s.player == player for s in self.seats)
 
@@ -188,7 +188,7 @@ class Match:
         """
         if self.status == "finished" or len(self.seats) < 2:
             return
-        if seat is not None or self._seats_player(player):
+        if seat is not None or self._has_player(player):
             raise Refused(
                 ErrorCode.NOT_ALLOWED, "you race in this match: racers see only each other's progress"
             )
@@ -198,7 +198,7 @@ class Match:
         assert game is not None
         return game
 
-    def game_as_it_stands(self, n: int) -> Game:
+    def game_or_deal(self, n: int) -> Game:
         """A seat's game, or the untouched deal when it ends before the start (countdown)."""
         return self.seat(n).game or Game.new(self.seed, self.variant)
 
@@ -296,7 +296,7 @@ class Match:
     def decide_join(self, name: str, token: str, player: str | None, now: int) -> list[Event]:
         if self.status != "lobby":
             raise Refused(ErrorCode.WRONG_PHASE, "this match has already started")
-        if self._seats_player(player):
+        if self._has_player(player):
             raise Refused(ErrorCode.NOT_ALLOWED, "you already hold a seat in this match: resume it")
         free = [n for n, s in enumerate(self.seats) if s is None]
         if not free:
@@ -436,7 +436,7 @@ class Match:
         events: list[Event] = []
         ended: dict[int, Ended] = {}
         for n in seats:
-            e = Ended(ev=c(), at=now, seat=n, reason=reason, score=self.game_as_it_stands(n).leftover)
+            e = Ended(ev=c(), at=now, seat=n, reason=reason, score=self.game_or_deal(n).leftover)
             events.append(e)
             ended[n] = e
         for n, s in enumerate(self.seats):
@@ -451,7 +451,7 @@ class Match:
         seats = []
         for n in sorted(ended):
             s, e = self.seat(n), ended[n]
-            game = self.game_as_it_stands(n)
+            game = self.game_or_deal(n)
             seats.append(
                 p.SeatResult(
                     seat=n,

@@ -43,7 +43,7 @@ async def test_a_cycle_made_after_startup_is_collected(
         monkeypatch.setattr(server_main, "COLLECT_EVERY_S", 0.0)
     else:
         monkeypatch.setattr(server_main, "COLLECT_AFTER_OBJECTS", 5_000)
-    server_main._tame_the_collector()
+    server_main._schedule_gc()
     freed = cycle()
     kept = [[] for _ in range(10_000)] if trigger == "objects" else []  # made and kept: past the bound
     await asyncio.wait_for(freed.wait(), 10)
@@ -55,7 +55,7 @@ async def test_the_automatic_collector_is_off(
 ) -> None:
     """The control: the cycle outlives thousands of allocations (it would not with the collector on)."""
     monkeypatch.setattr(server_main, "COLLECT_AFTER_OBJECTS", 10**9)
-    server_main._tame_the_collector()
+    server_main._schedule_gc()
     assert not gc.isenabled()
     freed = cycle()
     kept = [[] for _ in range(10_000)]  # an automatic collection would have run inside this

@@ -125,7 +125,7 @@ async def test_sweep_drops_old_lobbies_and_finished_matches(make_app: MakeAppT) 
     assert await app.store.result(race.code) is not None
 
 
-async def test_a_decided_match_left_alone_leaves_memory_and_comes_back(make_app: MakeAppT) -> None:
+async def test_a_decided_match_idle_decided_leaves_memory_and_comes_back(make_app: MakeAppT) -> None:
     app = await make_app()
     race = await start_race(app)
     result = await race.finish_both()
