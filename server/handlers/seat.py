@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 
 from .. import protocol as p
 from ..bots import seat_bot
@@ -18,7 +19,7 @@ from ..engine import Game
 from ..errors import Conflict, ErrorCode, Refused
 from ..hub import new_code, new_token
 from ..live import LiveMatch
-from ..match import Duplicate, Match
+from ..match import Duplicate, Event, Match
 from ..match.events import SeatTaken
 from ..match.render import missed_events, resumed, watching
 from . import daily
@@ -105,8 +106,7 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
 
 @routes.handles(p.Ready)
 async def on_ready(ctx: Context, client: Client, msg: p.Ready) -> None:
-    lm, seat = seated(client)
-    await ctx.hub.execute(lm, lambda m: m.decide_ready(seat, ctx.clock()))
+    await _execute(ctx, client, Match.decide_ready)
 
 
 @routes.handles(p.MoveMsg)
@@ -123,20 +123,17 @@ async def on_move(ctx: Context, client: Client, msg: p.MoveMsg) -> None:
 
 @routes.handles(p.Finish)
 async def on_finish(ctx: Context, client: Client, msg: p.Finish) -> None:
-    lm, seat = seated(client)
-    await ctx.hub.execute(lm, lambda m: m.decide_finish(seat, ctx.clock()))
+    await _execute(ctx, client, Match.decide_finish)
 
 
 @routes.handles(p.Resign)
 async def on_resign(ctx: Context, client: Client, msg: p.Resign) -> None:
-    lm, seat = seated(client)
-    await ctx.hub.execute(lm, lambda m: m.decide_finish(seat, ctx.clock(), "resign"))
+    await _execute(ctx, client, lambda m, seat, now: m.decide_finish(seat, now, "resign"))
 
 
 @routes.handles(p.Rematch)
 async def on_rematch(ctx: Context, client: Client, msg: p.Rematch) -> None:
-    lm, seat = seated(client)
-    await ctx.hub.execute(lm, lambda m: m.decide_rematch(seat, new_code(), ctx.clock()))
+    await _execute(ctx, client, lambda m, seat, now: m.decide_rematch(seat, new_code(), now))
 
 
 @routes.handles(p.Leave)
@@ -155,8 +152,13 @@ async def on_hint(ctx: Context, client: Client, msg: p.HintRequest) -> None:
 
 @routes.handles(p.UndoRequest)
 async def on_undo(ctx: Context, client: Client, msg: p.UndoRequest) -> None:
+    await _execute(ctx, client, Match.decide_undo)
+
+
+async def _execute(ctx: Context, client: Client, decide: Callable[[Match, int, int], list[Event]]) -> None:
+    """A command of the client's seat: ``decide(match, seat, now)``."""
     lm, seat = seated(client)
-    await ctx.hub.execute(lm, lambda m: m.decide_undo(seat, ctx.clock()))
+    await ctx.hub.execute(lm, lambda m: decide(m, seat, ctx.clock()))
 
 
 async def unbind(ctx: Context, client: Client) -> None:
