@@ -121,7 +121,7 @@ class Store(Protocol):
     async def running(self) -> dict[str, tuple[str, ...]]:
         """The matches started (a countdown or play) and not decided, each with its seats' connections.
 
-        Their timers must run in some process (``Hub.take_in_orphans``). The
+        Their timers must run in some process (``Liveness.adopt_orphans``). The
         connections are those a store shared by processes keeps as the seats'
         leases, so that a process can tell whether a live one looks after
         the match; a store one process uses at a time gives none.
