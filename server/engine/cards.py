@@ -3,6 +3,11 @@
 A card is ``value << 2 | suit`` (values 2..13, suits S H D C as 0..3). Ints keep
 the engine's hot paths free of object allocation, and make "fits" a single
 subtraction: the card a card builds on is ``card - 12`` (same suit, value - 3).
+
+``HIDDEN`` (value 0) stands for a card a player cannot see yet (a client's
+stock, a buried waste card, a refill until the server reveals it): no card
+builds on value 0 and value 0 builds on nothing, so the rules need no special
+case for it. Its text is ``??``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ BUILD_DELTA = STEP << 2  # card - BUILD_DELTA is the card it builds on
 
 DEAL_PREFIX = b"devils-grip/v1/"
 
+HIDDEN = 0
+HIDDEN_TEXT = "??"
+
 
 def make_card(value: int, suit: int) -> int:
     return value << 2 | suit
@@ -30,6 +38,7 @@ _TEXT = [
     RANKS[(c >> 2) - FIRST_VALUE] + SUITS[c & 3] if FIRST_VALUE <= c >> 2 <= LAST_VALUE else ""
     for c in range(64)
 ]
+_TEXT[HIDDEN] = HIDDEN_TEXT
 
 
 def card_text(card: int) -> str:

@@ -2,6 +2,9 @@
 
 Shaped like python-chess's Board: ``legal_moves()``, ``play()``/``undo()``,
 and one precise exception, ``IllegalMove``, naming the move and the reason.
+``BaseGame`` holds the rules and plays from any position; ``Game`` deals its
+position from a seed (the server's, which knows every card), ``ClientGame``
+(``client_game.py``) builds it from what a player sees.
 
 Speed matters (every validated move of every match passes here), so the state
 is plain lists of int cards plus an incremental index: for every top card,
@@ -12,11 +15,12 @@ listing legal moves allocates nothing but the list.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from .cards import BUILD_DELTA, FIRST_VALUE, card_text, shuffled_deck
+from .cards import BUILD_DELTA, FIRST_VALUE, HIDDEN, card_text, shuffled_deck
 from .moves import InvalidMove, Move, MoveKind
 from .variants import Variant, get_variant
 
@@ -68,11 +72,24 @@ def _table(columns: int) -> _Table:
     return _Table(columns)
 
 
+def spot_names(variant: Variant) -> tuple[str, ...]:
+    """The spots of the variant's grid, in spot order (A1..A8, B1..B8, C1..C8 in classic)."""
+    return _table(variant.columns).names
+
+
+def waste_names(variant: Variant) -> tuple[str, ...]:
+    """The wastes as moves and reveals name them: ``W``, or ``W1 W2 W3`` in three-waste."""
+    return ("W",) if variant.wastes == 1 else tuple(f"W{w + 1}" for w in range(variant.wastes))
+
+
 # What a spot's bottom card says about swaps: the row it is the base rank of
 # (0..2), _NO_HOME for any other rank, _EMPTY for an empty spot. Swaps depend
 # on nothing else, so the swap list is kept until one of these changes.
 _NO_HOME, _EMPTY = 3, 4
 _HOME = [v if 0 <= (v := (c >> 2) - FIRST_VALUE) < 3 else _NO_HOME for c in range(64)]
+# A hidden card's rank is unknown: its pile swaps with nothing until it is revealed (as an empty
+# spot), so no swap a client offers can turn out illegal when the card comes into view.
+_HOME[HIDDEN] = _EMPTY
 
 
 def _home_of(pile: list[int]) -> int:
@@ -92,21 +109,30 @@ _PILE, _SWAP, _TURN_KIND, _WASTE = MoveKind.PILE, MoveKind.SWAP, MoveKind.TURN, 
 _Record = tuple[MoveKind, Any, int, int, int, bool]
 
 
-class Game:
-    """One player's game of Devil's Grip on the deal of ``seed``."""
+class BaseGame:
+    """One player's game of Devil's Grip from any position: the rules, play, undo and views.
 
-    def __init__(self, seed: str, variant: str | Variant = "classic") -> None:
-        v = get_variant(variant)
-        self.seed = seed
+    ``piles`` in spot order, bottom first; ``stock`` and each waste with their
+    tops at the end. The lists become the position's own.
+    """
+
+    def __init__(
+        self,
+        variant: Variant,
+        piles: list[list[int]],
+        stock: list[int],
+        wastes: list[list[int]],
+        redeals_left: int,
+    ) -> None:
+        v = variant
         self.variant = v
-        t = _table(v.columns)
-        self._t = t
-        self._n = n = v.spots
-        deck = shuffled_deck(seed, v.decks)
-        self._piles: list[list[int]] = [[c] for c in deck[:n]]
-        self._stock: list[int] = list(reversed(deck[n:]))  # top at the end
-        self._wastes: list[list[int]] = [[] for _ in range(v.wastes)]  # tops at the end
-        self._redeals_left = v.redeals
+        self._t = _table(v.columns)
+        self._n = v.spots
+        self._piles = piles
+        self._stock = stock  # top at the end
+        self._wastes = wastes  # tops at the end
+        self._waste_names = waste_names(v)
+        self._redeals_left = redeals_left
         # A card builds on the top whose key is need[card]; tops are indexed by key.
         shift = 2 if v.suitless else 0
         self._key = [c >> shift for c in range(64)]
@@ -125,35 +151,16 @@ class Game:
         self._log: list[_Record] = []
         self.moves: list[Move] = []
 
-    # ------------------------------------------------------------------ build
-
-    @classmethod
-    def new(cls, seed: str, variant: str | Variant = "classic") -> Game:
-        return cls(seed, variant)
-
-    @classmethod
-    def replay(cls, seed: str, variant: str | Variant, moves: Iterable[Move | str]) -> Game:
-        """The game after ``moves``; raises IllegalMove/InvalidMove at the first bad one.
-
-        A recorded log holds the automatic arrangement swaps after a win; they
-        are accepted (and checked) whether or not the log includes them.
-        """
-        game = cls(seed, variant)
-        pending: list[Move] = []
-        for position, item in enumerate(moves):
-            move = item if isinstance(item, Move) else Move.parse(item)
-            if pending:
-                if move != pending.pop(0):
-                    raise IllegalMove(move, f"move {position + 1} differs from the automatic arrangement")
-                continue
-            pending = game.play(move)[1:]
-        return game
-
     # ------------------------------------------------------------- properties
 
     @property
     def spot_names(self) -> tuple[str, ...]:
         return self._t.names
+
+    @property
+    def move_count(self) -> int:
+        """The moves of the whole game so far, automatic ones included."""
+        return len(self.moves)
 
     @property
     def leftover(self) -> int:
@@ -412,8 +419,9 @@ class Game:
         piles, row = self._piles, self._t.row
         if x == y:
             raise IllegalMove(move, "a pile cannot swap with itself")
-        if not piles[x] or not piles[y]:
-            raise IllegalMove(move, "both spots must hold a pile")
+        homes = self._homes
+        if homes[x] == _EMPTY or homes[y] == _EMPTY:  # or a hidden bottom card (a client's refill)
+            raise IllegalMove(move, "both spots must hold a pile with its bottom card in view")
         free = self.variant.free_swap
         if not free:
             if row[x] == row[y]:
@@ -644,11 +652,92 @@ class Game:
             "on_grid": self.on_grid,
             "complete": self.complete,
             "redeals_left": self._redeals_left,
-            "moves": len(self.moves),
+            "moves": self.move_count,
             "legal": self.legal_texts(),
             "over": self.is_over,
             "won": self.is_won,
         }
 
+    # ------------------------------------------------- protocol v2 agreement
 
-__all__ = ["Game", "IllegalMove", "InvalidMove", "rating"]
+    def revealed(self) -> dict[str, str]:
+        """The cards the last play brought into view, by spot or waste name: protocol v2's ``reveal``.
+
+        A refill from the stock, by the spot it filled; then the top of every
+        waste whose count the play changed and which is not empty after it.
+        Nothing else a play moves was out of a player's sight. Read off the undo
+        record, so the server pays next to nothing for it per move. A client's
+        engine answers ``??`` for each card it has to wait for. (A win never
+        follows a refill from the stock, whose spot then holds one card where a
+        win needs full piles, so the automatic swaps never move a revealed card.)
+        """
+        log = self._log
+        i = len(log) - 1
+        while i >= 0 and log[i][5]:  # the automatic swaps after a win
+            i -= 1
+        if i < 0:
+            return {}
+        kind, source, b, _, _, _ = log[i]
+        wastes, names = self._wastes, self._waste_names
+        if kind is _TURN_KIND:  # b cards turned: one waste, or one card on each of the first b
+            return {names[w]: card_text(wastes[w][-1]) for w in range(min(b, len(wastes)))}
+        if kind is _WASTE:
+            source = b
+        elif kind is not _PILE or source is None or source == _NOT_EMPTIED:
+            return {}
+        elif source == _STOCK:
+            return {self._t.names[b]: card_text(self._piles[b][0])}
+        waste = wastes[source]
+        return {names[source]: card_text(waste[-1])} if waste else {}
+
+    def position_text(self) -> str:
+        """The position as protocol v2's agreement check reads it (docs/protocol.md).
+
+        Every pile's cards bottom first, in spot order, joined by ``/``; then
+        each waste's top (``-`` when empty) and count; the stock's count; the
+        redeals left; the four parts joined by ``|``. Only what both a client
+        and the server know.
+        """
+        wastes = "/".join([f"{card_text(w[-1])}{len(w)}" if w else "-0" for w in self._wastes])
+        return f"{'/'.join(map(''.join, self._texts))}|{wastes}|{len(self._stock)}|{self._redeals_left}"
+
+    def check(self) -> int:
+        """CRC-32 of ``position_text()``: a client whose check differs from the server's has diverged."""
+        return zlib.crc32(self.position_text().encode("ascii"))
+
+
+class Game(BaseGame):
+    """One player's game of Devil's Grip on the deal of ``seed``: the server's, which knows every card."""
+
+    def __init__(self, seed: str, variant: str | Variant = "classic") -> None:
+        v = get_variant(variant)
+        deck = shuffled_deck(seed, v.decks)
+        n = v.spots
+        stock = list(reversed(deck[n:]))
+        super().__init__(v, [[c] for c in deck[:n]], stock, [[] for _ in range(v.wastes)], v.redeals)
+        self.seed = seed
+
+    @classmethod
+    def new(cls, seed: str, variant: str | Variant = "classic") -> Game:
+        return cls(seed, variant)
+
+    @classmethod
+    def replay(cls, seed: str, variant: str | Variant, moves: Iterable[Move | str]) -> Game:
+        """The game after ``moves``; raises IllegalMove/InvalidMove at the first bad one.
+
+        A recorded log holds the automatic arrangement swaps after a win; they
+        are accepted (and checked) whether or not the log includes them.
+        """
+        game = cls(seed, variant)
+        pending: list[Move] = []
+        for position, item in enumerate(moves):
+            move = item if isinstance(item, Move) else Move.parse(item)
+            if pending:
+                if move != pending.pop(0):
+                    raise IllegalMove(move, f"move {position + 1} differs from the automatic arrangement")
+                continue
+            pending = game.play(move)[1:]
+        return game
+
+
+__all__ = ["BaseGame", "Game", "IllegalMove", "InvalidMove", "rating", "spot_names", "waste_names"]
