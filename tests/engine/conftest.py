@@ -15,8 +15,10 @@ POSITIONS = 10_000  # per variant: the floor the issue sets for the cross-check
 
 @pytest.fixture(scope="session")
 def crosscheck_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory of ``records-<variant>.json``, each holding at least POSITIONS positions."""
+    """A directory of ``records-<variant>.json``, each holding at least POSITIONS positions, and
+    ``variants.json`` naming them."""
     folder = tmp_path_factory.mktemp("crosscheck")
+    (folder / "variants.json").write_text(json.dumps(list(VARIANTS)))
     for variant in VARIANTS:
         (folder / f"records-{variant}.json").write_text(json.dumps(list(records(variant, POSITIONS))))
     return folder
