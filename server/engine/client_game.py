@@ -30,7 +30,7 @@ from typing import Any
 
 from .cards import HIDDEN, parse_card
 from .game import BaseGame, spot_names
-from .variants import Variant, get_variant
+from .variants import get_variant
 
 
 class InvalidView(ValueError):
@@ -66,17 +66,7 @@ def _cards(texts: Any, where: str) -> list[int]:
 class ClientGame(BaseGame):
     """One player's game as their client holds it: built from a view, never dealt."""
 
-    def __init__(
-        self,
-        variant: Variant,
-        piles: list[list[int]],
-        stock: list[int],
-        wastes: list[list[int]],
-        redeals_left: int,
-        moves_before: int = 0,
-    ) -> None:
-        super().__init__(variant, piles, stock, wastes, redeals_left)
-        self._moves_before = moves_before  # the view's count: the moves before it are not known here
+    _moves_before = 0  # the view's count of moves: the moves themselves are not known here
 
     @classmethod
     def from_view(cls, view: Mapping[str, Any]) -> ClientGame:
@@ -112,8 +102,9 @@ class ClientGame(BaseGame):
         held = sum(map(len, piles)) + sum(map(len, wastes)) + stock_count
         if held != variant.cards:
             raise InvalidView(f"the view holds {held} cards; {variant.name} is played with {variant.cards}")
-        redeals_left = _count(view, "redeals_left", variant.redeals)
-        return cls(variant, piles, stock, wastes, redeals_left, _count(view, "moves", 1 << 30))
+        game = cls(variant, piles, stock, wastes, _count(view, "redeals_left", variant.redeals))
+        game._moves_before = _count(view, "moves", 1 << 30)
+        return game
 
     @property
     def move_count(self) -> int:

@@ -24,13 +24,14 @@ from engine_helpers import complete_piles, position
 
 from server.engine import Game, IllegalMove, InvalidMove, get_variant
 from server.engine.client_game import ClientGame
+from server.engine.game import BaseGame
 
 MAX_STEPS = 200
 UNDO_EVERY = 5  # about one step in UNDO_EVERY is taken back and played again by the harness
 NON_SWAP_BIAS = 0.7  # most legal moves are swaps; favour the others so games reach their ends
 
 
-def numbers(game: Game | ClientGame) -> dict[str, Any]:
+def numbers(game: BaseGame) -> dict[str, Any]:
     """A position as the harness compares it."""
     return {
         "legal": " ".join(game.legal_texts()),
@@ -45,8 +46,9 @@ def numbers(game: Game | ClientGame) -> dict[str, Any]:
     }
 
 
-def verdict(game: Game, text: str) -> str | None:
-    """None if ``text`` plays here, "invalid" for no move at all, else the IllegalMove reason."""
+def verdict(game: BaseGame, text: str) -> str | None:
+    """None if ``text`` plays here (then taken back), "invalid" for no move at all, else the IllegalMove reason."""
+    before = game.position_text()
     try:
         game.play(text)
     except InvalidMove:
@@ -54,6 +56,7 @@ def verdict(game: Game, text: str) -> str | None:
     except IllegalMove as e:
         return e.reason
     game.undo()
+    assert game.position_text() == before, f"{text}: play then undo changed the position"
     return None
 
 
@@ -149,19 +152,6 @@ def check_position(game: ClientGame, expected: dict[str, Any], where: str) -> No
     )
 
 
-def try_probe(game: ClientGame, text: str) -> str | None:
-    before = game.position_text()
-    try:
-        game.play(text)
-    except InvalidMove:
-        return "invalid"
-    except IllegalMove as e:
-        return e.reason
-    game.undo()
-    assert game.position_text() == before, f"{text}: play then undo changed the position"
-    return None
-
-
 def play_record(rec: dict[str, Any]) -> int:
     """Replay ``rec`` on a ``ClientGame`` built from its view, asserting agreement at every step;
     returns the positions compared."""
@@ -172,7 +162,7 @@ def play_record(rec: dict[str, Any]) -> int:
     for i, step in enumerate(steps):
         where = f"{rec['variant']} step {i + 1} ({step['move']})"
         for text, expected in step["probes"]:
-            assert try_probe(game, text) == expected, f"{where}: probe {text}"
+            assert verdict(game, text) == expected, f"{where}: probe {text}"
         played = [m.text for m in game.play(step["move"])]
         assert played == [step["move"], *step["auto"]], where
         needed = game.revealed()
@@ -223,4 +213,25 @@ BAD_VIEWS: list[tuple[dict[str, Any], str]] = [
     ({"redeals_left": 1}, "redeals_left must be"),
     ({"moves": None}, "moves must be"),
     ({"variant": "chess"}, "unknown variant"),
+]
+
+
+def after_a_stock_refill(variant: str) -> tuple[Game, ClientGame]:
+    """Deal "1" after B2:0>B1: the stock's top (2D) refills B2. A4 holds 3S, whose home is row B."""
+    game = Game.new("1", variant)
+    client = ClientGame.from_view(game.player_view())
+    for engine in (game, client):
+        engine.play("B2:0>B1")
+    return game, client
+
+
+# Reveals for ``after_a_stock_refill("classic")``, and what the refusal says (None: accepted, as the
+# client cannot know the card, and then the check differs).
+REVEAL_MISMATCHES: list[tuple[dict[str, str], str | None]] = [
+    ({"B1": "2D"}, "holds 2 cards"),  # B1 was built on: not a refill
+    ({"B2": "5D"}, None),
+    ({"W": "2D"}, "waste is empty"),
+    ({"W1": "2D"}, "no spot or waste W1"),
+    ({"D1": "2D"}, "no spot or waste D1"),
+    ({"B2": "1D"}, "not a card"),
 ]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import POSITIONS
-from crosscheck import BAD_VIEWS, endgame, good_view, play_record
+from crosscheck import BAD_VIEWS, REVEAL_MISMATCHES, after_a_stock_refill, endgame, good_view, play_record
 from engine_helpers import complete_piles, position
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -151,15 +151,6 @@ def test_a_win_reveals_nothing_and_both_engines_arrange_alike() -> None:
     assert client.check() == game.check() and client.is_won and client.complete == 24
 
 
-def after_a_stock_refill(variant: str) -> tuple[Game, ClientGame]:
-    """Deal "1" after B2:0>B1: the stock's top (2D) refills B2. A4 holds 3S, whose home is row B."""
-    game = Game.new("1", variant)
-    client = ClientGame.from_view(game.player_view())
-    for engine in (game, client):
-        engine.play("B2:0>B1")
-    return game, client
-
-
 @pytest.mark.parametrize("variant", ["classic", "free-swap"])
 def test_a_hidden_refill_takes_part_in_no_move_until_revealed(variant: str) -> None:
     game, client = after_a_stock_refill(variant)
@@ -197,17 +188,7 @@ def test_open_knows_every_card_it_turns() -> None:
     assert client.revealed() == game.revealed() and "??" not in client.position_text()
 
 
-@pytest.mark.parametrize(
-    ("cards", "why"),
-    [
-        ({"B1": "2D"}, "holds 2 cards"),  # B1 was built on: not a refill
-        ({"B2": "5D"}, None),  # the client cannot know: accepted, and the check tells
-        ({"W": "2D"}, "waste is empty"),
-        ({"W1": "2D"}, "no spot or waste W1"),
-        ({"D1": "2D"}, "no spot or waste D1"),
-        ({"B2": "1D"}, "not a card"),
-    ],
-)
+@pytest.mark.parametrize(("cards", "why"), REVEAL_MISMATCHES)
 def test_a_reveal_that_does_not_fit_is_refused_and_changes_nothing(
     cards: dict[str, Any], why: str | None
 ) -> None:

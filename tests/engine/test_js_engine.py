@@ -2,7 +2,7 @@
 
 The Python engine makes the fixtures (the JavaScript engine never deals): the
 cross-check's recorded games (``crosscheck.py``), the deal of every golden
-game, the verdict on every move text, the bad views. ``tests/js/*.test.mjs``
+game, the verdict on every move text, the bad views, a hidden refill. ``tests/js/*.test.mjs``
 read them and compare. Skipped without node, except in CI (``.ci/run``
 installs it).
 """
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from crosscheck import BAD_VIEWS, good_view, probe_pool
+from crosscheck import BAD_VIEWS, REVEAL_MISMATCHES, after_a_stock_refill, good_view, probe_pool
 from engine_helpers import GOLDEN_DIR
 
 from server.engine import Game, InvalidMove, Move
@@ -51,6 +51,10 @@ def fixtures(crosscheck_dir: Path) -> Path:
     (crosscheck_dir / "notation.json").write_text(json.dumps([[t, canonical(t)] for t in texts]))
     bad = [[good_view() | change, why] for change, why in BAD_VIEWS]
     (crosscheck_dir / "bad-views.json").write_text(json.dumps(bad))
+    game, _ = after_a_stock_refill("classic")
+    refill = {"view": Game.new("1").player_view(), "move": game.moves[0].text, "reveal": game.revealed()}
+    refill |= {"check": game.check(), "legal": game.legal_texts(), "mismatches": REVEAL_MISMATCHES}
+    (crosscheck_dir / "refill.json").write_text(json.dumps(refill))
     return crosscheck_dir
 
 

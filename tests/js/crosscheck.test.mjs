@@ -27,7 +27,7 @@ function checkPosition(game, expected, where) {
   assert.deepEqual(numbers(game), expected, where);
 }
 
-function tryProbe(game, text) {
+function verdict(game, text) {
   const before = game.positionText();
   try {
     game.play(text);
@@ -50,7 +50,7 @@ function playRecord(rec) {
   let previous = rec.at;
   steps.forEach((step, i) => {
     const where = `${rec.variant} step ${i + 1} (${step.move})`;
-    for (const [text, expected] of step.probes) assert.equal(tryProbe(game, text), expected, `${where}: probe ${text}`);
+    for (const [text, expected] of step.probes) assert.equal(verdict(game, text), expected, `${where}: probe ${text}`);
     const played = texts(game.play(step.move));
     assert.deepEqual(played, [step.move, ...step.auto], where);
     const needed = game.revealed();
