@@ -691,7 +691,7 @@ class BaseGame:
         return {names[source]: card_text(waste[-1])} if waste else {}
 
     def position_text(self) -> str:
-        """The position as protocol v2's agreement check reads it (docs/protocol.md).
+        """The position as protocol v2's agreement check reads it (docs/client-engine.md).
 
         Every pile's cards bottom first, in spot order, joined by ``/``; then
         each waste's top (``-`` when empty) and count; the stock's count; the
