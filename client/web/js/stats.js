@@ -31,9 +31,15 @@ function scoreChart(scores) {
   return barChart(items, { title: t("chart_dist"), xLabel: t("dist_x"), label: (x, y) => t("chart_dist_bar", { score: x, n: y }) });
 }
 
+/** "Your last 12 scores", or "Your last score" for one: as an el() i18n attribute pair. */
+function trendCaption(n) {
+  return n === 1 ? { i18n: "chart_trend_one" } : { i18n: "chart_trend", args: { n } };
+}
+
 function trendChart(scores) {
   const last = scores.slice(-LAST);
-  return lineChart(last, { title: t("chart_trend", { n: last.length }), xLabel: t("chart_trend_x"), label: (i, v) => t("chart_trend_pt", { k: i, score: v }) });
+  const title = trendCaption(last.length);
+  return lineChart(last, { title: t(title.i18n, title.args), xLabel: t("chart_trend_x"), label: (i, v) => t("chart_trend_pt", { k: i, score: v }) });
 }
 
 function variantSection(v) {
@@ -63,7 +69,7 @@ function variantSection(v) {
         "figure",
         { class: "chart-box trend" },
         trendChart(v.scores),
-        el("figcaption", { i18n: "chart_trend", args: { n: Math.min(LAST, v.scores.length) } }),
+        el("figcaption", trendCaption(Math.min(LAST, v.scores.length))),
       ),
     ),
   );
