@@ -6,6 +6,7 @@
 import { t, rankText, cardName, suitSymbol } from "./i18n.js";
 import { el } from "./dom.js";
 import { parseMove, movePlaces } from "./notation.js";
+import { totalCards } from "./variants.js";
 
 const ROWS = "ABC";
 const ROW_BUILDS = [["2", "5", "8", "J"], ["3", "6", "9", "Q"], ["4", "7", "T", "K"]]; // RULES.md, "The grid"
@@ -141,7 +142,6 @@ export class Board {
     root.replaceChildren();
     if (!v) return;
     const cols = columnsOf(v);
-    const total = cols * 12;
     root.style.setProperty("--cols", cols);
     root.dataset.moves = v.moves;
     root.dataset.stock = v.stock_count;
@@ -149,7 +149,7 @@ export class Board {
     root.setAttribute("aria-label", t("aria_board", { name: this.name || "" }));
 
     const counter = el("p", { class: "counter", "aria-live": this.interactive ? "polite" : "off" });
-    counter.textContent = t("counter", { n: v.on_grid, total, m: v.leftover });
+    counter.textContent = t("counter", { n: v.on_grid, total: totalCards(v.variant), m: v.leftover });
     counter.dataset.onGrid = v.on_grid;
     counter.dataset.leftover = v.leftover;
 
