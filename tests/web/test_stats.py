@@ -125,7 +125,9 @@ def test_unknown_player_reads_as_a_sentence(server_url: str, pages: Any) -> None
     expect(page.locator("#stats-error")).to_have_text("There is no player with that id.")
 
 
-def test_stats_on_a_phone_show_the_whole_table_and_count_one_score_as_one(server_url: str, pages: Any) -> None:
+def test_stats_on_a_phone_show_the_whole_table_and_count_one_score_as_one(
+    server_url: str, pages: Any
+) -> None:
     ada, bea = pages.new(width=390, height=844), pages.new()
     link = create_race(ada, server_url, "Ada", deal="77")
     join(bea, server_url, link, "Bea")
