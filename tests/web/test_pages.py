@@ -228,17 +228,24 @@ def test_the_board_names_its_rows_and_columns_and_what_each_row_builds(server_ur
     ]
     assert builds() == [["2", "5", "8", "J"], ["3", "6", "9", "Q"], ["4", "7", "10", "K"]]
     expect(rows.nth(0)).to_have_attribute("title", "Row A builds 2, 5, 8, J")
-    # each label sits at the left of its row, each number above its column
-    for r, row in enumerate("ABC"):
-        label = rows.nth(r).bounding_box()
-        first = page.locator(f'{BOARD} .pile[data-spot="{row}1"]').bounding_box()
-        assert label and first and label["x"] + label["width"] <= first["x"]
-        assert abs(label["y"] - first["y"]) < 2
-    for c in (1, 8):
-        number = page.locator(f"{BOARD} .col-label").nth(c - 1).bounding_box()
-        pile = page.locator(f'{BOARD} .pile[data-spot="A{c}"]').bounding_box()
-        assert number and pile and number["y"] + number["height"] <= pile["y"] + 8
-        assert abs((number["x"] + number["width"] / 2) - (pile["x"] + pile["width"] / 2)) < 2
+    # each label sits at the left of its row, each number above its column (measured at one moment)
+    boxes = page.evaluate(
+        """() => {
+        const box = (node) => { const r = node.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+        const one = (sel) => box(document.querySelector(`#my-board ${sel}`));
+        const out = {};
+        for (const row of "ABC") out[row] = [one(`.row-label[data-row="${row}"]`), one(`.pile[data-spot="${row}1"]`)];
+        const numbers = document.querySelectorAll("#my-board .col-label");
+        for (const c of [1, 8]) out[c] = [box(numbers[c - 1]), one(`.pile[data-spot="A${c}"]`)];
+        return out;
+      }"""
+    )
+    for row in "ABC":
+        (_, top, right, _), (pile_left, pile_top, _, _) = boxes[row]
+        assert right <= pile_left and abs(top - pile_top) < 1, (row, boxes[row])
+    for c in ("1", "8"):
+        (left, _, right, bottom), (pile_left, pile_top, pile_right, _) = boxes[c]
+        assert bottom <= pile_top + 8 and abs((left + right) / 2 - (pile_left + pile_right) / 2) < 1, (c, boxes[c])
     page.select_option("#lang", "de")  # the ranks in the language's own letters
     assert builds() == [["2", "5", "8", "B"], ["3", "6", "9", "D"], ["4", "7", "10", "K"]]
     expect(rows.nth(2)).to_have_attribute("title", "Reihe C baut 4, 7, 10, K auf")
