@@ -245,7 +245,10 @@ def test_the_board_names_its_rows_and_columns_and_what_each_row_builds(server_ur
         assert right <= pile_left and abs(top - pile_top) < 1, (row, boxes[row])
     for c in ("1", "8"):
         (left, _, right, bottom), (pile_left, pile_top, pile_right, _) = boxes[c]
-        assert bottom <= pile_top + 8 and abs((left + right) / 2 - (pile_left + pile_right) / 2) < 1, (c, boxes[c])
+        assert bottom <= pile_top + 8 and abs((left + right) / 2 - (pile_left + pile_right) / 2) < 1, (
+            c,
+            boxes[c],
+        )
     page.select_option("#lang", "de")  # the ranks in the language's own letters
     assert builds() == [["2", "5", "8", "B"], ["3", "6", "9", "D"], ["4", "7", "10", "K"]]
     expect(rows.nth(2)).to_have_attribute("title", "Reihe C baut 4, 7, 10, K auf")
