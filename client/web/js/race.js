@@ -113,7 +113,12 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
       return;
     }
     if (ui.askName) {
-      ui.joinForm = ui.joinForm || new JoinForm(code, () => (join(), drawPanel()));
+      ui.joinForm =
+        ui.joinForm ||
+        new JoinForm(code, () => {
+          join();
+          drawPanel();
+        });
       panel.append(ui.joinForm.update(state.lobby));
       return;
     }
