@@ -1,4 +1,4 @@
-"""The HTTP side of the port: the web page's files, ``/healthz``, ``/metrics``, replays.
+"""The HTTP side of the port: the web page's files, ``/healthz``, ``/metrics``, replays, variants.
 
 Everything but a WebSocket upgrade is answered here, before websockets
 would (``process_request``). An upgrade is let through only from an allowed
@@ -20,6 +20,7 @@ from websockets.http11 import Request, Response
 
 from . import protocol as p
 from .bus import Bus
+from .engine.variants import describe as describe_variants
 from .metrics import Metrics
 from .replay import replay_json
 from .settings import Settings
@@ -30,6 +31,10 @@ PAGE_ROUTE = re.compile(
     rf"/(practice|rules|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
     rf"|[mwr]/[{p.CODE_ALPHABET}{p.CODE_ALPHABET.lower()}]{{{p.CODE_LENGTH}}})?/*"
 )
+#: Paths that look like one of the page's (no file extension) but that it cannot show: the page
+#: still comes, with status 404, and says so with a way home.
+LOOKS_LIKE_A_PAGE = re.compile(r"(/[^/.]*)*/?")
+VARIANTS_JSON = json.dumps({"variants": describe_variants()}, separators=(",", ":")).encode()
 
 
 class Http:
@@ -53,6 +58,8 @@ class Http:
             return await self._healthz()
         if path == "/metrics":
             return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path == "/api/variants":
+            return _response(200, VARIANTS_JSON, "application/json")
         if path.startswith("/api/replay/"):
             status, body = await replay_json(self.store, path, self.clock())
             return _response(status, body, "application/json")
@@ -78,14 +85,17 @@ class Http:
         target = (root / rel).resolve()
         if not target.is_relative_to(root):
             return _response(404, b"not found\n", "text/plain")
+        status = 200
         if not target.is_file() and PAGE_ROUTE.fullmatch(path):
             target = root / "index.html"  # the page routes these itself (route() in client/web/js/app.js)
+        elif not target.is_file() and LOOKS_LIKE_A_PAGE.fullmatch(path):
+            target, status = root / "index.html", 404
         if not target.is_file():
             return _response(404, b"not found\n", "text/plain")
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind == "application/javascript":
             kind += "; charset=utf-8"
-        return _response(200, target.read_bytes(), kind)
+        return _response(status, target.read_bytes(), kind)
 
 
 def _response(status: int, body: bytes, content_type: str) -> Response:

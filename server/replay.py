@@ -60,8 +60,10 @@ def seat_steps(seed: str, variant: str, moves: list[str], score: int) -> list[di
 async def verified_result(store: Store, match: str, now: int) -> Result:
     """A finished match's result whose logs the engine accepts; Refused otherwise."""
     result = await store.result(match)
+    if result is None and await store.events(match):
+        raise Refused(ErrorCode.WRONG_PHASE, f"match {match} is not finished yet: its replay opens then")
     if result is None:
-        raise Refused(ErrorCode.NOT_FOUND, f"match {match} has no result (unknown, or not finished)")
+        raise Refused(ErrorCode.NOT_FOUND, f"no match has the code {match} (or it has expired)")
     daily.check_replay(result.daily, now)
     assert result.seed is not None  # stored results keep their seed
     for s in result.seats:
@@ -98,6 +100,7 @@ def replay_body(result: Result) -> dict[str, Any]:
 HTTP_STATUS = {
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.NOT_YET: 403,
+    ErrorCode.WRONG_PHASE: 409,
     ErrorCode.CORRUPT: 500,
     ErrorCode.UNAVAILABLE: 503,
 }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,11 @@ VARIANTS: dict[str, Variant] = {
         Variant("suitless", suitless=True),
     )
 }
+
+
+def describe() -> list[dict[str, Any]]:
+    """Every rule set as data, with its card count: the web page's variant list (``GET /api/variants``)."""
+    return [asdict(v) | {"cards": v.cards, "spots": v.spots} for v in VARIANTS.values()]
 
 
 class UnknownVariant(ValueError):

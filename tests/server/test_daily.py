@@ -172,7 +172,7 @@ async def test_bad_daily_input_is_refused_with_typed_errors(app: App) -> None:
     assert unknown["code"] == "not_found"
     created = await c.request({"type": "create", "seats": 1}, "created")
     unfinished = await c.request({"type": "replay", "match": created["match"]}, "error")
-    assert unfinished["code"] == "not_found"
+    assert unfinished["code"] == "wrong_phase"
     # and the real identity still works: nothing was changed by the forgeries
     again = await c.request({"type": "hello", "player": welcome["player"], "key": welcome["key"]}, "welcome")
     assert again["player"] == welcome["player"]

@@ -16,6 +16,7 @@ from race import MakeAppT, client, drained, kick, start_race
 from wsclient import WsClient
 
 from server.app import App
+from server.engine import VARIANTS
 from server.hub import FINISHED_TTL_MS, LOBBY_TTL_MS, UNLOAD_DECIDED_AFTER_MS
 from server.settings import WEB_ROOT
 
@@ -92,9 +93,36 @@ async def test_the_pages_own_paths_get_the_page_and_others_404(make_app: MakeApp
     ):
         status, _, body = await get(app, path)
         assert (status, body) == (200, index), path
-    for path in ("/nonexistent", "/a/b/c", "/healthz/x", "/metricsx", "/m/not-a-code", "/missing.js"):
-        status, _, _ = await get(app, path)
-        assert status == 404, path
+    # A path the page cannot show still gets the page (which says so, with a way home), as a 404;
+    # a missing file is a plain 404.
+    for path in ("/nonexistent", "/a/b/c", "/healthz/x", "/metricsx", "/m/not-a-code", "/w/ZZZZZ", "/r/"):
+        status, kind, body = await get(app, path)
+        assert (status, body) == (404, index), path
+        assert kind.startswith("text/html")
+    for path in ("/missing.js", "/js/nothing.js", "/m/ABC.png"):
+        status, kind, body = await get(app, path)
+        assert (status, body) == (404, b"not found\n"), path
+
+
+async def test_the_variant_list_comes_from_the_engine(make_app: MakeAppT) -> None:
+    app = await make_app()
+    status, kind, body = await get(app, "/api/variants")
+    assert status == 200 and kind.startswith("application/json")
+    listed = {v["name"]: v for v in json.loads(body)["variants"]}
+    assert list(listed) == list(VARIANTS)
+    for name, variant in VARIANTS.items():
+        assert listed[name]["cards"] == variant.cards == 4 * variant.spots
+        assert (listed[name]["columns"], listed[name]["wastes"]) == (variant.columns, variant.wastes)
+    assert listed["single-deck"]["cards"] == 48 and listed["classic"]["cards"] == 96
+
+
+async def test_a_replay_tells_an_unknown_code_from_an_unfinished_race(make_app: MakeAppT) -> None:
+    app = await make_app()
+    race = await start_race(app)
+    status, _, body = await get(app, f"/api/replay/{race.code}")
+    assert (status, json.loads(body)["error"]) == (409, "wrong_phase")
+    status, _, body = await get(app, "/api/replay/ACDEFGHJ")
+    assert (status, json.loads(body)["error"]) == (404, "not_found")
 
 
 async def test_sweep_drops_old_lobbies_and_finished_matches(make_app: MakeAppT) -> None:

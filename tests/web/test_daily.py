@@ -66,6 +66,10 @@ def play_daily_to_the_end(page: Any, turns: int = 3) -> int:
     page.click("#daily-play")
     expect(page.locator(f"{BOARD} .pile")).to_have_count(24)
     expect(page.locator(f"{BOARD} button.stock")).to_be_enabled()
+    # offered in ranked games too: it shows only what a click on each pile would (docs/daily.md)
+    page.locator("#show-playable").check()
+    expect(page.locator(f"{BOARD} .card.movable").first).to_be_visible()
+    page.locator("#show-playable").uncheck()
     for _ in range(turns):
         turn(page)
     finish(page)

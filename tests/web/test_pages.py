@@ -7,6 +7,8 @@ from typing import Any
 
 from playwright.sync_api import expect
 
+from server.engine import Game, Move
+
 from .helpers import BOARD, moves, play_any_move, wait_moves
 
 LANGS = ["en", "de", "it", "nl", "pt"]
@@ -95,6 +97,16 @@ def test_every_language_is_complete(server_url: str, pages: Any) -> None:
       }"""
     )
     assert problems == []
+    # every rule set the server plays has a name in every language (the list comes from the server)
+    unnamed = page.evaluate(
+        """async () => {
+        const m = await import('/js/i18n.js');
+        const { variants } = await (await fetch('/api/variants')).json();
+        return variants.flatMap((v) => Object.keys(m.LANGS)
+          .filter((l) => !m.STRINGS[l][`v_${v.name.replaceAll('-', '_')}`]).map((l) => `${l} ${v.name}`));
+      }"""
+    )
+    assert unnamed == []
     for lang in LANGS:
         for path in ["", "practice", "rules", "m/ACDEFGHJ", "daily", "stats"]:
             page.goto(server_url + path)
@@ -136,8 +148,8 @@ def test_server_errors_read_as_sentences(server_url: str, pages: Any) -> None:
     page.goto(f"{server_url}m/ACDEFGHJ")
     expect(page.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")
     expect(page.locator('[role=alert] a[href*="/w/"]')).to_have_count(0)  # nothing there to watch
-    page.goto(f"{server_url}r/ACDEFGHJ")
-    expect(page.locator("[role=alert] .big")).to_contain_text("no replay")
+    page.goto(f"{server_url}r/ACDEFGHJ")  # no race has that code: not "it has to be finished first"
+    expect(page.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")
     # An identity this server does not know (another server's, say) is replaced without fuss.
     page.evaluate("localStorage.setItem('grip:player', 'nobody-here'); localStorage.setItem('grip:key', 'x')")
     start_practice(page, server_url, "3")
@@ -184,3 +196,213 @@ def test_keyboard_focus_stays_on_the_board(server_url: str, pages: Any) -> None:
     expect(pile("C3")).to_be_focused()
     page.keyboard.press("ArrowUp")
     expect(pile("B3")).to_be_focused()
+
+
+def test_an_address_that_cannot_be_a_race_gets_a_page_with_a_way_home(server_url: str, pages: Any) -> None:
+    page = pages.new()
+    for path, says in [
+        ("m/ZZZZZ", "There is no race with the code “ZZZZZ”"),
+        ("w/ZZZZZ", "There is no race with the code “ZZZZZ”"),
+        ("r/ab-cd", "There is no race with the code “ab-cd”"),
+        ("nowhere/at/all", "There is nothing at this address."),
+    ]:
+        response = page.goto(server_url + path)
+        assert response is not None and response.status == 404, path
+        expect(page.locator("[role=alert] .big")).to_contain_text(says)
+        expect(page.locator("header nav")).to_be_visible()  # the whole page, not a bare "not found"
+        page.locator("[role=alert] a", has_text="Back to the start page").click()
+        expect(page.locator("#race-form")).to_be_visible()
+        expect(page).to_have_url(server_url)
+    # Chromium logs each 404 page load itself: expected here, and only those.
+    pages.errors[:] = [e for e in pages.errors if "404 (Not Found)" not in e]
+
+
+def test_the_board_names_its_rows_and_columns_and_what_each_row_builds(server_url: str, pages: Any) -> None:
+    page = pages.new()
+    start_practice(page, server_url, "12345")
+    expect(page.locator(f"{BOARD} .col-label")).to_have_text([str(c) for c in range(1, 9)])
+    rows = page.locator(f"{BOARD} .row-label")
+    expect(rows.locator(".rl-name")).to_have_text(["A", "B", "C"])
+    builds = lambda: [  # noqa: E731
+        rows.nth(i).locator(".rl-builds span").all_inner_texts() for i in range(3)
+    ]
+    assert builds() == [["2", "5", "8", "J"], ["3", "6", "9", "Q"], ["4", "7", "10", "K"]]
+    expect(rows.nth(0)).to_have_attribute("title", "Row A builds 2, 5, 8, J")
+    # each label sits at the left of its row, each number above its column (measured at one moment)
+    boxes = page.evaluate(
+        """() => {
+        const box = (node) => { const r = node.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+        const one = (sel) => box(document.querySelector(`#my-board ${sel}`));
+        const out = {};
+        for (const row of "ABC") out[row] = [one(`.row-label[data-row="${row}"]`), one(`.pile[data-spot="${row}1"]`)];
+        const numbers = document.querySelectorAll("#my-board .col-label");
+        for (const c of [1, 8]) out[c] = [box(numbers[c - 1]), one(`.pile[data-spot="A${c}"]`)];
+        return out;
+      }"""
+    )
+    for row in "ABC":
+        (_, top, right, _), (pile_left, pile_top, _, _) = boxes[row]
+        assert right <= pile_left and abs(top - pile_top) < 1, (row, boxes[row])
+    for c in ("1", "8"):
+        (left, _, right, bottom), (pile_left, pile_top, pile_right, _) = boxes[c]
+        assert bottom <= pile_top + 8 and abs((left + right) / 2 - (pile_left + pile_right) / 2) < 1, (
+            c,
+            boxes[c],
+        )
+    page.select_option("#lang", "de")  # the ranks in the language's own letters
+    assert builds() == [["2", "5", "8", "B"], ["3", "6", "9", "D"], ["4", "7", "10", "K"]]
+    expect(rows.nth(2)).to_have_attribute("title", "Reihe C baut 4, 7, 10, K auf")
+
+    page.select_option("#lang", "en")
+    page.goto(f"{server_url}practice")
+    page.fill("#deal", "1")
+    page.select_option("#pvariant", "single-deck")
+    page.click("#start-practice")
+    expect(page.locator(f"{BOARD} .col-label")).to_have_text(["1", "2", "3", "4"])
+
+
+HINT_SENTENCE = re.compile(
+    r"^Hint: (?:Move the (?P<card>\S+?)(?P<more> and the cards on it)? from (?P<src>[A-C]\d|the waste|waste \d)"
+    r" onto the (?P<onto>\S+) at (?P<to>[A-C]\d)\."
+    r"|Swap the piles at (?P<a>[A-C]\d) and (?P<b>[A-C]\d)\."
+    r"|Turn the next cards from the stock\.)$"
+)
+
+
+def card_on_page(page: Any, selector: str) -> str:
+    """A card as the page prints it: rank and suit symbol ("5♥")."""
+    card = page.locator(selector)
+    return str(card.locator(".cr").inner_text()) + str(card.locator(".cs").inner_text())
+
+
+def test_the_hint_is_a_sentence_about_the_cards_on_the_board(server_url: str, pages: Any) -> None:
+    page = pages.new()
+    start_practice(page, server_url, "0")
+    for step in range(4):
+        page.click("#hint")
+        hint = page.locator("#hint-text")
+        expect(hint).to_have_text(re.compile(r"^Hint: [A-Z]"))
+        text = hint.inner_text()
+        m = HINT_SENTENCE.match(text)
+        assert m, text
+        if m["card"] and re.fullmatch(r"[A-C]\d", m["src"]):
+            pile = f'{BOARD} .pile[data-spot="{m["src"]}"]'
+            cards = [
+                card_on_page(page, f"{pile} .card >> nth={i}")
+                for i in range(page.locator(f"{pile} .card").count())
+            ]
+            assert m["card"] in cards, (text, cards)
+            assert (cards[-1] != m["card"]) == bool(m["more"]), (text, cards)
+        if m["onto"]:
+            assert card_on_page(page, f'{BOARD} .pile[data-spot="{m["to"]}"] .card.top') == m["onto"], text
+        # the same hint, in every language, names the same spots and leaves no placeholder behind
+        spots = set(re.findall(r"\b[A-C]\d\b", text))
+        for lang in ["de", "it", "nl", "pt"]:
+            page.select_option("#lang", lang)
+            other = page.locator("#hint-text").inner_text()
+            assert other != text and "{" not in other and set(re.findall(r"\b[A-C]\d\b", other)) == spots, (
+                other
+            )
+        page.select_option("#lang", "en")
+        if step < 3:
+            assert play_any_move(page) is not None
+            expect(page.locator("#hint-text")).to_have_text("")  # the board changed: the hint is gone
+
+
+def test_every_kind_of_move_reads_as_a_sentence_in_every_language(server_url: str, pages: Any) -> None:
+    page = pages.new()
+    page.goto(server_url)
+    said = page.evaluate(
+        """async () => {
+        const i18n = await import('/js/i18n.js');
+        const { moveSentence } = await import('/js/notation.js');
+        const view = {
+          grid: { A1: ['5H', '8H', 'JH'], A2: [], B1: ['3S', '6S'], C2: ['2H'], C3: ['TD'] },
+          waste: [{ top: '7D', count: 4 }, { top: '5C', count: 1 }, { top: null, count: 0 }],
+        };
+        const moves = ['T', 'R', 'A1:0>C2', 'A1:2>C2', 'W>C3', 'W2>C2', 'B1:0>A2', 'A1~B1'];
+        const out = {};
+        for (const lang of Object.keys(i18n.LANGS)) {
+          i18n.setLang(lang);
+          out[lang] = moves.map((m) => moveSentence(m, view));
+        }
+        i18n.setLang('en');
+        return out;
+      }"""
+    )
+    assert said["en"] == [
+        "Turn the next cards from the stock.",
+        "Redeal: turn the waste over to make a new stock.",
+        "Move the 5♥ and the cards on it from A1 onto the 2♥ at C2.",
+        "Move the J♥ from A1 onto the 2♥ at C2.",
+        "Move the 7♦ from the waste onto the 10♦ at C3.",
+        "Move the 5♣ from waste 2 onto the 2♥ at C2.",
+        "Move the 3♠ and the cards on it from B1 to the empty spot A2.",
+        "Swap the piles at A1 and B1.",
+    ]
+    assert said["de"][3] == "Lege die B♥ von A1 auf die 2♥ in C2."  # Bube: the German letter
+    for lang, sentences in said.items():
+        assert len(set(sentences)) == len(sentences), lang
+        for sentence, english in zip(sentences, said["en"], strict=True):
+            assert "{" not in sentence and sentence.endswith("."), (lang, sentence)
+            assert set(re.findall(r"[A-C]\d", sentence)) == set(re.findall(r"[A-C]\d", english)), (
+                lang,
+                sentence,
+            )
+
+
+MARKED_CARDS = """() => {
+  const out = [];
+  for (const pile of document.querySelectorAll('#my-board .pile')) {
+    pile.querySelectorAll('.card').forEach((c, i) => c.classList.contains('movable') && out.push(`${pile.dataset.spot}:${i}`));
+  }
+  for (const w of document.querySelectorAll('#my-board .waste')) if (w.querySelector('.card.movable')) out.push(w.dataset.id);
+  return out;
+}"""
+
+
+def playable_cards(game: Game) -> set[str]:
+    """What "show playable cards" marks, from the server's own engine: every card a build moves,
+    and the bottom card of every pile a swap brings home (RULES.md: home is the row's base rank)."""
+    grid = game.player_view()["grid"]
+    base = {"A": "2", "B": "3", "C": "4"}
+    out: set[str] = set()
+    for text in game.legal_texts():
+        if m := re.fullmatch(r"([A-C]\d+):(\d+)>[A-C]\d+", text):
+            out.add(f"{m[1]}:{m[2]}")
+        elif m := re.fullmatch(r"(W\d?)>[A-C]\d+", text):
+            out.add(m[1])
+        elif m := re.fullmatch(r"([A-C]\d+)~([A-C]\d+)", text):
+            for pile, spot in ((m[1], m[2]), (m[2], m[1])):
+                if grid[pile][0][:-1] == base[spot[0]]:
+                    out.add(f"{pile}:0")
+    return out
+
+
+def test_show_playable_cards_marks_the_cards_that_can_move(server_url: str, pages: Any) -> None:
+    page = pages.new()
+    start_practice(page, server_url, "0")
+    game = Game.new("0", "classic")
+    toggle = page.locator("#show-playable")
+    expect(toggle).not_to_be_checked()  # optional: off until the player asks
+    expect(page.locator(f"{BOARD} .card.movable")).to_have_count(0)
+    toggle.check()
+    expected = playable_cards(game)
+    assert 0 < len(expected) < 24
+    assert set(page.evaluate(MARKED_CARDS)) == expected
+    # and a marked pile does light up a target when selected
+    for spot in sorted({m.split(":")[0] for m in expected}):
+        pile = page.locator(f'{BOARD} .pile[data-spot="{spot}"]')
+        pile.click()
+        assert page.locator(f"{BOARD} .pile.target").count() > 0, spot
+        pile.click()
+    for played in range(1, 4):  # the marks follow the board
+        page.click(f"{BOARD} .stock")
+        wait_moves(page, played)
+        game.play(Move.parse("T"))
+        assert set(page.evaluate(MARKED_CARDS)) == playable_cards(game)
+    page.reload()  # the choice is kept
+    expect(page.locator("#show-playable")).to_be_checked()
+    expect(page.locator(f"{BOARD} .card.movable").first).to_be_visible()
+    page.locator("#show-playable").uncheck()
+    expect(page.locator(f"{BOARD} .card.movable")).to_have_count(0)

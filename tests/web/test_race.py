@@ -53,11 +53,20 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
 
     # Both boards move for the spectator, each as far as the other racer has drawn: both hold the
     # same deal, so Ada's turned cards are Bea's stock to come (a racer could watch as a stranger).
-    expect(eve.locator(".spec-lag")).to_have_text("Shown as far as both racers have drawn.")
+    expect(eve.locator(".spec-lag")).to_contain_text(
+        "each board is shown only as far as the other racer has drawn from the stock"
+    )
     turn(ada)
-    expect(eve.locator('.spec-col[data-seat="0"] .p-moves')).to_have_text("1")  # the numbers are live
+    ada_col = eve.locator('.spec-col[data-seat="0"]')
+    # Ada's turn is held back: her numbers are those of the board shown, and the box says what waits
+    expect(ada_col.locator(".p-held")).to_have_text("1 more move not shown yet")
+    expect(ada_col.locator(".p-moves")).to_have_text("0")
+    expect(ada_col.locator(".p-left")).to_have_text("72")
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", "72")
+    expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-moves", "0")
     turn(bea)  # Bea has drawn as far: Ada's turn shows, then Bea's
+    expect(ada_col.locator(".p-moves")).to_have_text("1")
+    expect(ada_col.locator(".p-held")).to_have_count(0)
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", "69")
     expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-stock", "69")
     # A move chosen by clicking a pile (or the waste) and then a lit-up target.
@@ -156,7 +165,12 @@ def test_reload_and_dropped_network_resume_the_same_game(server_url: str, pages:
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-moves", str(moves(ada)))
     bea_shown = (72 - stock(ada)) // 3  # Bea only turned: her turns that drew no further than Ada
     expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-moves", str(bea_shown))
-    expect(eve.locator('.spec-col[data-seat="1"] .p-moves')).to_have_text(str(moves(bea)))  # live numbers
+    held = moves(bea) - bea_shown  # Bea's last turn may have drawn past Ada: held back
+    expect(eve.locator('.spec-col[data-seat="1"] .p-moves')).to_have_text(str(bea_shown))  # as shown
+    if held:
+        expect(eve.locator('.spec-col[data-seat="1"] .p-held')).to_contain_text(f"{held} more move")
+    else:
+        expect(eve.locator('.spec-col[data-seat="1"] .p-held')).to_have_count(0)
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", str(stock(ada)))
     expect(eve.locator('.spec-col[data-seat="0"] .move-list li')).to_have_count(moves(ada))
 
@@ -283,7 +297,22 @@ def test_racers_copy_the_spectator_link_and_cannot_watch_before_the_result(
     ada.click("#play-here")
     expect(ada.locator("#lobby")).to_contain_text("Ada (you)")
     expect(other.locator("[role=alert] .big")).to_have_text(taken)
+    # Each tab's connection was closed by the server when the other took the seat: a new one comes
+    # quietly, since nothing dropped that the player would need to know about.
+    for page in (ada, other):
+        page.wait_for_function(CONNECTED_AGAIN)
+        assert "offline" not in page.evaluate("window.__grip.statuses")
+        assert "Connected again." not in page.evaluate("window.__grip.toasts")
+        expect(page.locator("#conn")).to_be_hidden()
     other.close()
+
+
+#: The connection came back after the server closed it: online, then not, then online again.
+CONNECTED_AGAIN = """() => {
+  const s = window.__grip.statuses;
+  const first = s.indexOf('online');
+  return first >= 0 && s.slice(first).some((x) => x !== 'online') && s[s.length - 1] === 'online';
+}"""
 
 
 def test_a_strangers_link_to_a_full_race_shows_it_and_codes_may_be_lower_case(
@@ -349,3 +378,56 @@ def test_a_friend_asked_their_name_learns_the_race_was_called_off(server_url: st
     expect(ada.locator("#lobby .seats li.free")).to_have_count(1)
     ada.locator("#lobby button", has_text="Leave").click()
     expect(bob.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")
+
+
+def test_the_lobby_shows_the_terms_and_stops_inviting_once_full(server_url: str, pages: Any) -> None:
+    ada, bob = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada", minutes=5)
+    expect(ada.locator("#race-terms")).to_have_text("Classic · time limit 5 min")
+    expect(ada.locator("#lobby")).to_contain_text("Send this link to your friend")
+    bob.goto(link)  # asked for a name first: the invitation says what the race is
+    expect(bob.locator("#join-form #race-terms")).to_have_text("Classic · time limit 5 min")
+    bob.fill("#name", "Bob")
+    bob.click("#join")
+    for page in (ada, bob):
+        expect(page.locator("#lobby .seats li:not(.free)")).to_have_count(2)
+        expect(page.locator("#lobby-full")).to_have_text(
+            "Both seats are taken. The race starts when both players are ready."
+        )
+        expect(page.locator("#lobby")).not_to_contain_text("Send this link")
+        expect(page.locator("#share-link")).to_have_count(0)
+        expect(page.locator("#race-terms")).to_have_text("Classic · time limit 5 min")
+    bob.locator("#lobby button", has_text="Leave").click()  # a seat is free again: Ada invites again
+    expect(ada.locator("#share-link")).to_have_value(link)
+
+
+def test_the_result_comes_into_view_on_a_phone(server_url: str, pages: Any) -> None:
+    ada = pages.new()
+    bea = pages.new(width=390, height=844)
+    link = create_race(ada, server_url, "Ada", deal="12345")
+    join(bea, server_url, link, "Bea")
+    start(ada, bea)
+    bea.select_option("#size", "A+++")  # big cards: the race is taller than the phone
+    turn(bea)
+    finish(bea)
+    expect(bea.locator(".match-panel [role=status]")).to_contain_text("Your game is over")
+    bea.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")  # down at the board
+    assert bea.evaluate("window.scrollY") > 0
+    expect(bea.locator("#result-h")).not_to_be_in_viewport()
+    finish(ada)
+    expect(bea.locator("#result-h")).to_have_text("You won!")  # the same 72 left, Bea ended first
+    expect(bea.locator("#result-h")).to_be_in_viewport()
+    expect(bea.locator("#result-h")).to_be_focused()  # a screen reader says who won
+
+
+def test_the_replay_of_a_race_not_finished_yet_says_so(server_url: str, pages: Any) -> None:
+    ada, eve = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    eve.goto(link.replace("/m/", "/r/"))
+    expect(eve.locator("[role=alert] .big")).to_have_text(
+        "This race is not finished yet: its replay opens once it has a result."
+    )
+    eve.locator("[role=alert] a", has_text="Watch this race").click()
+    expect(eve.locator(".spec-col")).to_have_count(1)
+    # Chromium logs the replay endpoint's 409 itself; that one is expected here.
+    pages.errors[:] = [e for e in pages.errors if "status of 409 (Conflict)" not in e]

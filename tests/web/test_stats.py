@@ -123,3 +123,31 @@ def test_unknown_player_reads_as_a_sentence(server_url: str, pages: Any) -> None
     page = pages.new()
     page.goto(f"{server_url}stats/nobody-at-all")
     expect(page.locator("#stats-error")).to_have_text("There is no player with that id.")
+
+
+def test_stats_on_a_phone_show_the_whole_table_and_count_one_score_as_one(
+    server_url: str, pages: Any
+) -> None:
+    ada, bea = pages.new(width=390, height=844), pages.new()
+    link = create_race(ada, server_url, "Ada", deal="77")
+    join(bea, server_url, link, "Bea")
+    start(ada, bea)
+    finish(ada)
+    finish(bea)
+    expect(ada.locator("#result")).to_be_visible()
+    ada.click("#nav-stats")
+    classic = ada.locator('.variant-stats[data-variant="classic"]')
+    expect(classic.locator(".trend figcaption")).to_have_text("Your last score")  # not "last 1 scores"
+    expect(classic.locator(".trend svg title").first).to_have_text("Your last score")
+    table = ada.locator("#history")
+    expect(table.locator("tbody tr")).to_have_count(1)
+    # every panel fits the screen, and the tables in them need no sideways scrolling: nothing cut off
+    for panel in ada.locator(".panel").all():
+        box = panel.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, panel.get_attribute("id")
+    for lang in ["en", "de", "it", "nl", "pt"]:
+        ada.select_option("#lang", lang)
+        for wrap in ada.locator(".table-wrap").all():
+            assert wrap.evaluate("w => w.scrollWidth <= w.clientWidth"), (lang, wrap.inner_text())
+    ada.select_option("#lang", "en")
+    expect(table.locator("tbody tr").first).to_contain_text("Classic")  # the rules, under the date

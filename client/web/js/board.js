@@ -1,26 +1,19 @@
-// A Devil's Grip board drawn from a server view. Interactive boards offer the moves of the
-// view's `legal` list only: the page never decides legality itself, it matches the player's
-// clicks (or drags, or keys) against that list and sends the move's text.
+// A Devil's Grip board drawn from a view (the server's, today: see race-state.js). Interactive
+// boards offer the moves of the view's `legal` list only: the page matches the player's clicks
+// (or drags, or keys) against that list and sends the move's text. Rows and columns carry the
+// notation's names, and each row says what it builds.
 
-import { t, rankText, cardName } from "./i18n.js";
+import { t, rankText, cardName, suitSymbol } from "./i18n.js";
 import { el } from "./dom.js";
+import { parseMove, movePlaces } from "./notation.js";
+import { totalCards } from "./variants.js";
 
-const SUIT_SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };
-const BASE_RANK = ["2", "3", "4"]; // row A, B, C
+const ROWS = "ABC";
+const ROW_BUILDS = [["2", "5", "8", "J"], ["3", "6", "9", "Q"], ["4", "7", "T", "K"]]; // RULES.md, "The grid"
 
 /** Legal move texts -> structured moves. */
 export function parseLegal(legal) {
-  const out = [];
-  for (const text of legal || []) {
-    let m;
-    if (text === "T") out.push({ text, kind: "turn" });
-    else if (text === "R") out.push({ text, kind: "redeal" });
-    else if ((m = /^(W\d?)>([A-C]\d+)$/.exec(text))) out.push({ text, kind: "waste", from: m[1], to: m[2] });
-    else if ((m = /^([A-C]\d+):(\d+)>([A-C]\d+)$/.exec(text)))
-      out.push({ text, kind: "pile", from: m[1], pos: Number(m[2]), to: m[3] });
-    else if ((m = /^([A-C]\d+)~([A-C]\d+)$/.exec(text))) out.push({ text, kind: "swap", a: m[1], b: m[2] });
-  }
-  return out;
+  return (legal || []).map(parseMove).filter(Boolean);
 }
 
 export function cardEl(card, extra = "") {
@@ -30,8 +23,8 @@ export function cardEl(card, extra = "") {
     "span",
     { class: `card ${red ? "red" : "black"} ${extra}`, "data-card": card, "aria-hidden": "true" },
     el("span", { class: "cr", text: rankText(r) }),
-    el("span", { class: "cs", text: SUIT_SYMBOL[s] }),
-    el("span", { class: "cbig", text: SUIT_SYMBOL[s] }),
+    el("span", { class: "cs", text: suitSymbol(s) }),
+    el("span", { class: "cbig", text: suitSymbol(s) }),
   );
 }
 
@@ -54,6 +47,7 @@ export class Board {
     this.selected = null; // "W", "W1".."W3" or a spot
     this.targets = new Map(); // spot -> [move]
     this.hint = null;
+    this.showPlayable = false; // mark the cards that have a legal move (interactive boards)
     this.busy = false;
     this.focusId = null;
     this.drag = null;
@@ -77,6 +71,11 @@ export class Board {
 
   setHint(text) {
     this.hint = text;
+    this.render();
+  }
+
+  setShowPlayable(on) {
+    this.showPlayable = on;
     this.render();
   }
 
@@ -143,7 +142,6 @@ export class Board {
     root.replaceChildren();
     if (!v) return;
     const cols = columnsOf(v);
-    const total = cols * 12;
     root.style.setProperty("--cols", cols);
     root.dataset.moves = v.moves;
     root.dataset.stock = v.stock_count;
@@ -151,16 +149,20 @@ export class Board {
     root.setAttribute("aria-label", t("aria_board", { name: this.name || "" }));
 
     const counter = el("p", { class: "counter", "aria-live": this.interactive ? "polite" : "off" });
-    counter.textContent = t("counter", { n: v.on_grid, total, m: v.leftover });
+    counter.textContent = t("counter", { n: v.on_grid, total: totalCards(v.variant), m: v.leftover });
     counter.dataset.onGrid = v.on_grid;
     counter.dataset.leftover = v.leftover;
 
-    const hintParts = this.hint ? this.hintSpots(this.hint) : new Set();
+    const hintParts = new Set(this.hint ? movePlaces(this.hint) : []);
+    const movable = this.movableCards();
     const grid = el("div", { class: "grid", role: "group", "aria-label": t("aria_board", { name: this.name || "" }) });
+    grid.append(el("span", { class: "corner", "aria-hidden": "true" }));
+    for (let c = 1; c <= cols; c++) grid.append(el("span", { class: "col-label", "aria-hidden": "true", text: String(c) }));
     for (let r = 0; r < 3; r++) {
+      grid.append(this.rowLabel(r));
       for (let c = 1; c <= cols; c++) {
-        const spot = "ABC"[r] + c;
-        grid.append(this.pileEl(spot, v.grid[spot] || [], r, hintParts));
+        const spot = ROWS[r] + c;
+        grid.append(this.pileEl(spot, v.grid[spot] || [], r, hintParts, movable));
       }
     }
 
@@ -202,7 +204,7 @@ export class Board {
           type: this.interactive ? "button" : undefined,
           onclick: this.interactive ? () => this.click(id) : undefined,
         },
-        w.top ? cardEl(w.top) : el("span", { class: "slot" }),
+        w.top ? cardEl(w.top, movable.has(id) ? "movable" : "") : el("span", { class: "slot" }),
         el("span", { class: "waste-count", text: wastes.length > 1 ? `W${i + 1} · ${w.count}` : String(w.count) }),
       );
       deck.append(node);
@@ -225,18 +227,41 @@ export class Board {
     }
   }
 
-  hintSpots(text) {
-    const parts = new Set();
-    let m;
-    if (text === "T" || text === "R") parts.add("stock");
-    else if ((m = /^(W\d?)>([A-C]\d+)$/.exec(text))) parts.add(m[1]).add(m[2]);
-    else if ((m = /^([A-C]\d+):\d+>([A-C]\d+)$/.exec(text))) parts.add(m[1]).add(m[2]);
-    else if ((m = /^([A-C]\d+)~([A-C]\d+)$/.exec(text))) parts.add(m[1]).add(m[2]);
-    return parts;
+  /** "A": the row's name, and the ranks it builds (2 5 8 J), in this language's letters. */
+  rowLabel(row) {
+    const builds = ROW_BUILDS[row].map(rankText);
+    return el(
+      "span",
+      { class: "row-label", "data-row": ROWS[row], title: t("row_builds", { row: ROWS[row], ranks: builds.join(", ") }) },
+      el("span", { class: "rl-name", text: ROWS[row] }),
+      el("span", { class: "rl-builds", "aria-hidden": "true" }, ...builds.map((r) => el("span", { text: r }))),
+    );
   }
 
-  pileEl(spot, cards, row, hintParts) {
-    const home = cards.length > 0 && cards[0].slice(0, -1) === BASE_RANK[row];
+  /** With "show playable cards" on: "A1:0", "B3:2", "W2"... for every card that can be built onto
+   * another pile, and for the bottom card of every pile that a swap brings home. (Marking both
+   * piles of every legal swap would mark nearly every card: a pile that can go home may swap with
+   * any pile of that row.) */
+  movableCards() {
+    const out = new Set();
+    if (!this.showPlayable || !this.interactive) return out;
+    const goesHome = (pile, spot) => {
+      const bottom = (this.view.grid[pile] || [])[0];
+      return Boolean(bottom) && bottom.slice(0, -1) === ROW_BUILDS[ROWS.indexOf(spot[0])][0];
+    };
+    for (const m of this.moves) {
+      if (m.kind === "pile") out.add(`${m.from}:${m.pos}`);
+      else if (m.kind === "waste") out.add(m.from);
+      else if (m.kind === "swap") {
+        if (goesHome(m.a, m.b)) out.add(`${m.a}:0`);
+        if (goesHome(m.b, m.a)) out.add(`${m.b}:0`);
+      }
+    }
+    return out;
+  }
+
+  pileEl(spot, cards, row, hintParts, movable) {
+    const home = cards.length > 0 && cards[0].slice(0, -1) === ROW_BUILDS[row][0];
     const isTarget = this.targets.has(spot);
     const isSel = this.selected === spot;
     const names = cards.map(cardName).join(", ");
@@ -262,7 +287,9 @@ export class Board {
       onkeydown: this.interactive ? (e) => this.arrowKey(e, spot) : undefined,
     });
     if (!this.interactive) node.setAttribute("role", "img");
-    cards.forEach((c, i) => node.append(cardEl(c, i === cards.length - 1 ? "top" : "under")));
+    cards.forEach((c, i) =>
+      node.append(cardEl(c, `${i === cards.length - 1 ? "top" : "under"} ${movable.has(`${spot}:${i}`) ? "movable" : ""}`)),
+    );
     if (!cards.length) node.append(el("span", { class: "slot" }));
     return node;
   }
@@ -291,11 +318,11 @@ export class Board {
     if (!delta || !this.view) return;
     e.preventDefault();
     const cols = columnsOf(this.view);
-    const row = "ABC".indexOf(spot[0]);
+    const row = ROWS.indexOf(spot[0]);
     const col = Number(spot.slice(1));
     const r = Math.min(2, Math.max(0, row + delta[0]));
     const c = Math.min(cols, Math.max(1, col + delta[1]));
-    const next = this.root.querySelector(`[data-id="${"ABC"[r]}${c}"]`);
+    const next = this.root.querySelector(`[data-id="${ROWS[r]}${c}"]`);
     if (next) next.focus();
   }
 

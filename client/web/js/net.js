@@ -18,6 +18,7 @@ export class Net {
     this.everOnline = false;
     this.stopped = false;
     this.timer = null;
+    this.closing = false; // the server said it closes this connection (taken_over): no drop to show
   }
 
   url() {
@@ -25,10 +26,11 @@ export class Net {
     return `${scheme}//${location.host}/ws`;
   }
 
-  connect() {
+  /** `quiet`: after a close the server announced, which is no drop to show. */
+  connect(quiet = false) {
     if (this.stopped) return;
     clearTimeout(this.timer);
-    this.onStatus(this.everOnline ? "offline" : "connecting");
+    this.onStatus(this.everOnline && !quiet ? "offline" : "connecting");
     const ws = new WebSocket(this.url());
     this.ws = ws;
     this.welcomed = false;
@@ -58,6 +60,7 @@ export class Net {
         ws.send(JSON.stringify(hello));
         return;
       }
+      if (msg.type === "error" && msg.code === "taken_over") this.closing = true;
       if (msg.type === "welcome") {
         localStorage.setItem("grip:player", msg.player);
         localStorage.setItem("grip:key", msg.key);
@@ -80,6 +83,13 @@ export class Net {
       this.ws = null;
       this.welcomed = false;
       if (this.stopped) return;
+      if (this.closing) {
+        // Another tab took the seat and the server let this connection go: nothing dropped. A
+        // fresh one at once, quietly, for whatever this tab does next ("Play here", another page).
+        this.closing = false;
+        this.connect(true);
+        return;
+      }
       this.onStatus("offline");
       const base = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
       this.attempt += 1;

@@ -3,12 +3,8 @@
 import { el, fmtTime } from "./dom.js";
 import { t } from "./i18n.js";
 import { Board } from "./board.js";
-
-function moveLabel(text) {
-  if (text === "T") return t("mv_turn");
-  if (text === "R") return t("mv_redeal");
-  return text;
-}
+import { moveLabel } from "./notation.js";
+import { fatalPanel } from "./race-parts.js";
 
 export function replayScreen(app, code) {
   let data = null;
@@ -64,9 +60,9 @@ export function replayScreen(app, code) {
   function draw() {
     boards.length = 0;
     if (failed) {
-      app.replaceChildren(
-        el("section", { class: "panel", role: "alert" }, el("p", { class: "big", i18n: failed }), el("a", { class: "btn", href: "/", "data-link": true, i18n: "go_home" })),
-      );
+      // a race still being played can be watched instead
+      const watch = failed === "err_replay_unfinished" ? el("a", { class: "btn", href: `/w/${code}`, "data-link": true, i18n: "go_watch" }) : null;
+      app.replaceChildren(fatalPanel(t(failed), watch));
       return;
     }
     if (!data) {
@@ -136,8 +132,8 @@ export function replayScreen(app, code) {
     .then(async (r) => {
       if (!r.ok) {
         const body = await r.json().catch(() => ({}));
-        const code = r.status === 404 ? "no_replay" : body.error || "unavailable";
-        throw new Error(`err_${code}`);
+        const why = body.error === "wrong_phase" ? "replay_unfinished" : body.error || "unavailable";
+        throw new Error(`err_${why}`);
       }
       data = await r.json();
       draw();

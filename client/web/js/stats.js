@@ -4,6 +4,7 @@
 import { el } from "./dom.js";
 import { t } from "./i18n.js";
 import { barChart, lineChart } from "./charts.js";
+import { variantKey, variantName } from "./variants.js";
 
 const LAST = 30;
 
@@ -11,18 +12,17 @@ function fmtNum(x) {
   return (Math.round(x * 10) / 10).toLocaleString(document.documentElement.lang, { maximumFractionDigits: 1 });
 }
 
+/** "Dec 2", or "Dec 2, 2025" for another year than this one. */
 function fmtDate(ms) {
   const d = new Date(ms);
-  return d.toLocaleDateString(document.documentElement.lang, { year: "numeric", month: "short", day: "numeric" });
+  const year = d.getFullYear() === new Date().getFullYear() ? undefined : "numeric";
+  return d.toLocaleDateString(document.documentElement.lang, { year, month: "short", day: "numeric" });
 }
 
 function todayUTC() {
   return new Date().toISOString().slice(0, 10);
 }
 
-function variantName(v) {
-  return t(`v_${v.replace("-", "_")}`);
-}
 
 function scoreChart(scores) {
   const counts = new Map();
@@ -31,9 +31,15 @@ function scoreChart(scores) {
   return barChart(items, { title: t("chart_dist"), xLabel: t("dist_x"), label: (x, y) => t("chart_dist_bar", { score: x, n: y }) });
 }
 
+/** "Your last 12 scores", or "Your last score" for one: as an el() i18n attribute pair. */
+function trendCaption(n) {
+  return n === 1 ? { i18n: "chart_trend_one" } : { i18n: "chart_trend", args: { n } };
+}
+
 function trendChart(scores) {
   const last = scores.slice(-LAST);
-  return lineChart(last, { title: t("chart_trend", { n: last.length }), xLabel: t("chart_trend_x"), label: (i, v) => t("chart_trend_pt", { k: i, score: v }) });
+  const title = trendCaption(last.length);
+  return lineChart(last, { title: t(title.i18n, title.args), xLabel: t("chart_trend_x"), label: (i, v) => t("chart_trend_pt", { k: i, score: v }) });
 }
 
 function variantSection(v) {
@@ -41,7 +47,7 @@ function variantSection(v) {
   return el(
     "section",
     { class: "panel variant-stats", "data-variant": v.variant, "aria-label": variantName(v.variant) },
-    el("h2", { i18n: `v_${v.variant.replace("-", "_")}` }),
+    el("h2", { i18n: variantKey(v.variant) }),
     el(
       "dl",
       { class: "figures" },
@@ -63,7 +69,7 @@ function variantSection(v) {
         "figure",
         { class: "chart-box trend" },
         trendChart(v.scores),
-        el("figcaption", { i18n: "chart_trend", args: { n: Math.min(LAST, v.scores.length) } }),
+        el("figcaption", trendCaption(Math.min(LAST, v.scores.length))),
       ),
     ),
   );
@@ -127,7 +133,8 @@ export function statsScreen(app, ctx, player = null) {
           el(
             "table",
             { class: "result-table history", id: "history" },
-            el("thead", {}, el("tr", {}, ...["st_when", "variant", "opponent", "st_outcome", "score", "rating", "replay_title"].map((k) => el("th", { scope: "col", i18n: k })))),
+            // five columns, the rules under the date and the rating under the score: it fits a phone
+            el("thead", {}, el("tr", {}, ...["st_when", "opponent", "st_outcome", "score", "replay_title"].map((k) => el("th", { scope: "col", i18n: k })))),
             el(
               "tbody",
               {},
@@ -135,12 +142,21 @@ export function statsScreen(app, ctx, player = null) {
                 el(
                   "tr",
                   { "data-match": g.match, class: `o-${g.outcome}` },
-                  el("td", {}, el("span", { text: fmtDate(g.at) }), g.daily ? el("span", { class: "tag mini", i18n: "nav_daily" }) : null),
-                  el("td", { i18n: `v_${g.variant.replace("-", "_")}` }),
+                  el(
+                    "td",
+                    {},
+                    el("span", { class: "date", text: fmtDate(g.at) }),
+                    g.daily ? el("span", { class: "tag mini", i18n: "nav_daily" }) : null,
+                    el("span", { class: "sub variant", i18n: variantKey(g.variant) }),
+                  ),
                   el("td", { text: g.opponent || "—" }),
                   el("td", { class: "outcome", i18n: `out_${g.outcome}` }),
-                  el("td", { class: "score", text: String(g.score) }),
-                  el("td", { text: t(`rating_${g.rating || "none"}`), "data-i18n": `rating_${g.rating || "none"}` }),
+                  el(
+                    "td",
+                    {},
+                    el("span", { class: "score", text: String(g.score) }),
+                    g.rating ? el("span", { class: "sub rating", i18n: `rating_${g.rating}` }) : null,
+                  ),
                   el(
                     "td",
                     {},

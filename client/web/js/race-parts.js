@@ -1,0 +1,170 @@
+// What the race and watch screens both draw: the clock, the 3-2-1, a racer's numbers, the result.
+import { el, fmtTime } from "./dom.js";
+import { t } from "./i18n.js";
+import { totalCards, variantKey } from "./variants.js";
+
+/** node.replaceChildren, skipping the null/false of conditional parts. */
+export function fill(node, ...children) {
+  node.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+/** The race's clock, ticking down to `state.endsAt` by the server's time (race-state.js). */
+export class Clock {
+  constructor(state) {
+    this.state = state;
+    this.node = el("span", { class: "clock", role: "timer", "aria-label": t("time_left") });
+    this.timer = setInterval(() => this.tick(), 250);
+  }
+  tick() {
+    const left = this.state.endsAt ? this.state.endsAt - this.state.now() : null;
+    this.node.textContent = left === null ? "" : fmtTime(left);
+    this.node.classList.toggle("low", left !== null && left < 30_000);
+  }
+  stop() {
+    clearInterval(this.timer);
+  }
+}
+
+/** The 3-2-1 over the page until the race starts (by the server's time). */
+export function countdownOverlay(state) {
+  const box = el("div", { class: "countdown", role: "status", "aria-live": "assertive" });
+  const num = el("span", { class: "num" });
+  box.append(el("span", { class: "label", i18n: "countdown_label" }), num);
+  const tick = () => {
+    const left = Math.ceil((state.startsAt - state.now()) / 1000);
+    num.textContent = String(Math.max(1, Math.min(3, left)));
+    if (left <= 0) {
+      clearInterval(id);
+      box.remove();
+    }
+  };
+  const id = setInterval(tick, 100);
+  tick();
+  return box;
+}
+
+/** The variant's tag at the top of a race. */
+export function variantTag(lobby) {
+  return lobby ? el("span", { class: "tag", i18n: variantKey(lobby.variant) }) : null;
+}
+
+/**
+ * A racer's numbers: cards on the grid, cards left, moves, and how their game stands (`state`, an
+ * i18n key). `p`: their `progress`, or null before their first move. `heldBack`: moves of theirs a
+ * spectator's board does not show yet (the numbers are then those of the board shown).
+ */
+export function progressBox(p, name, variant, { opponent = true, state = "playing_flag", heldBack = 0 } = {}) {
+  const total = totalCards(variant);
+  p = p || { seat: "", on_grid: total / 4, leftover: (total * 3) / 4, moves: 0 };
+  const look = { finished_flag: "done", resign_flag: "done", abandoned_flag: "done", seat_offline: "away" }[state] || "";
+  return el(
+    "div",
+    { class: `progress-box ${look}`, "data-seat": p.seat },
+    el("h3", {}, opponent ? el("span", { i18n: "opponent" }) : null, opponent ? ": " : null, el("span", { text: name })),
+    el(
+      "dl",
+      {},
+      el("dt", { i18n: "on_grid_short" }),
+      el("dd", { class: "p-grid", text: `${p.on_grid} / ${total}` }),
+      el("dt", { i18n: "left_short" }),
+      el("dd", { class: "p-left", text: String(p.leftover) }),
+      el("dt", { i18n: "moves_short" }),
+      el("dd", { class: "p-moves", text: String(p.moves) }),
+    ),
+    el("p", { class: "p-state", i18n: state }),
+    heldBack ? el("p", { class: "p-held", i18n: heldBack === 1 ? "held_back_one" : "held_back", args: { n: heldBack } }) : null,
+  );
+}
+
+function ratingText(r) {
+  return t(`rating_${r || "none"}`);
+}
+
+/** The result: who won, a table of every racer, the seed, rematch and the ways on. */
+export function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = false, lobby = null }) {
+  const seats = result.seats;
+  let headline;
+  if (seats.length === 1) headline = t("result_title");
+  else if (result.draw) headline = t("draw");
+  else if (mySeat !== null) headline = result.winner === mySeat ? t("you_won") : t("you_lost");
+  else headline = t("wins", { name: seats.find((s) => s.seat === result.winner)?.name || "?" });
+  // the same leftover, nobody resigned: the earlier finish won (RULES.md); the table shows the times, not why
+  const winner = seats.find((s) => s.seat === result.winner);
+  const byTime = seats.length === 2 && winner && seats.every((s) => s.score === winner.score && s.reason !== "resign");
+  const table = el(
+    "table",
+    { class: "result-table" },
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        ...["player", "score", "rating", "on_grid_short", "time", "reason"].map((k) => el("th", { scope: "col", i18n: k })),
+      ),
+    ),
+    el(
+      "tbody",
+      {},
+      ...seats.map((s) =>
+        el(
+          "tr",
+          { class: s.seat === result.winner ? "winner" : "" },
+          el("th", { scope: "row", text: s.name + (s.seat === mySeat ? ` (${t("you")})` : "") }),
+          el("td", { class: "score", text: String(s.score) }),
+          el("td", { text: ratingText(s.rating) }),
+          el("td", { text: String(s.on_grid) }),
+          el("td", { text: fmtTime(s.finished_at - result.started_at) }),
+          el("td", { text: t(`reason_${s.reason}`) }),
+        ),
+      ),
+    ),
+  );
+  const actions = el("p", { class: "row" });
+  const asking = (lobby ? lobby.seats : []).filter((s) => s.rematch && s.seat !== mySeat);
+  for (const s of asking) actions.append(el("span", { class: "note rematch-asked", i18n: "rematch_asked", args: { name: s.name } }));
+  if (onRematch && seats.length === 2) {
+    if (rematchAsked) actions.append(el("span", { class: "note", i18n: "rematch_wait" }));
+    else actions.append(el("button", { class: "btn primary", type: "button", id: "rematch", i18n: "rematch", onclick: onRematch }));
+  }
+  if (result.daily && !result.seed) {
+    // a daily game's replay (and seed) opens when its day is over
+    actions.append(el("span", { class: "note", i18n: "replay_tomorrow" }));
+  } else {
+    actions.append(el("a", { class: "btn", href: `/r/${result.match}`, "data-link": true, id: "watch-replay", i18n: "watch_replay" }));
+  }
+  if (result.daily) {
+    actions.append(el("a", { class: "btn", href: result.seed ? `/daily/${result.daily}` : "/daily", "data-link": true, id: "to-leaderboard", i18n: "to_leaderboard" }));
+  }
+  actions.append(el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "new_race" }));
+  return el(
+    "section",
+    { class: "panel result", id: "result", "aria-labelledby": "result-h" },
+    el("h2", { id: "result-h", tabindex: "-1", text: headline }),
+    byTime
+      ? el("p", { class: "note", id: "tie-by-time", ...(winner.seat === mySeat ? { i18n: "tie_by_time_you" } : { i18n: "tie_by_time", args: { name: winner.name } }) })
+      : null,
+    table,
+    result.seed ? el("p", { class: "seed" }, el("span", { i18n: "seed" }), ": ", el("code", { text: result.seed })) : null,
+    actions,
+  );
+}
+
+/** Bring a result that just came into view (on a phone it is above the board the player was
+ * looking at), and give its headline the focus so a screen reader says who won. */
+export function showResult() {
+  const headline = document.getElementById("result-h");
+  if (!headline) return;
+  headline.focus({ preventScroll: true });
+  document.getElementById("result").scrollIntoView({ block: "start" });
+}
+
+/** The panel for a page that cannot be shown, with the way home (and `extra` links). */
+export function fatalPanel(text, ...extra) {
+  return el(
+    "section",
+    { class: "panel", role: "alert" },
+    el("p", { class: "big", text }),
+    el("p", { class: "row" }, ...extra, el("a", { class: "btn ghost", href: "/", "data-link": true, i18n: "go_home" })),
+  );
+}

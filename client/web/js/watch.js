@@ -1,0 +1,128 @@
+// Watching a race (/w/CODE): every racer's board, numbers and moves, as the server shows them to
+// spectators (during a race each board only as far as the other racer has drawn from the stock:
+// docs/protocol.md, "What spectators see of a live race"). The race is a RaceState (race-state.js).
+import { el } from "./dom.js";
+import { t, errorText } from "./i18n.js";
+import { Board } from "./board.js";
+import { moveLabel } from "./notation.js";
+import { RaceState } from "./race-state.js";
+import { Clock, countdownOverlay, fatalPanel, fill, progressBox, resultPanel, showResult, variantTag } from "./race-parts.js";
+
+export function watchScreen({ app, net, navigate, toast }, code) {
+  const state = new RaceState({ code });
+  let fatal = null;
+  const clock = new Clock(state);
+  const top = el("div", { class: "match-top" });
+  const panel = el("div", { class: "match-panel" });
+  const cols = el("div", { class: "spectate" });
+  const lagNote = el("p", { class: "note spec-lag", id: "spec-lag", i18n: "spectator_lag" });
+  app.replaceChildren(top, panel, lagNote, cols);
+  const boards = {};
+  net.send({ type: "watch", match: code });
+
+  function drawTop() {
+    fill(
+      top,
+      el("span", { class: "tag" }, el("span", { i18n: "spectating" })),
+      el("span", { class: "tag" }, el("span", { i18n: "code" }), ": ", el("strong", { class: "code", text: code })),
+      variantTag(state.lobby),
+      clock.node,
+    );
+  }
+
+  function drawPanel() {
+    panel.replaceChildren();
+    if (fatal) panel.append(fatalPanel(fatal));
+    else if (state.result) panel.append(resultPanel(state.result, {}));
+    else if (state.lobby && state.lobby.status === "lobby") panel.append(el("p", { class: "panel note", i18n: "spectator_wait" }));
+  }
+
+  /** While moves are held back, a racer's numbers are those of the board shown, and the box says
+   * how many moves are still to come; the live numbers would not match the board beside them. */
+  function shownNumbers(seat) {
+    const live = state.progress[seat];
+    const view = state.view(seat);
+    if (!view || !state.heldBack(seat)) return live;
+    return { seat, on_grid: view.on_grid, leftover: view.leftover, moves: view.moves };
+  }
+
+  function drawColumns() {
+    const lb = state.lobby;
+    cols.replaceChildren();
+    for (const s of lb ? lb.seats : []) {
+      const n = s.seat;
+      const col = el("section", { class: "spec-col", "data-seat": String(n), "aria-label": s.name });
+      col.append(
+        progressBox(shownNumbers(n), s.name, lb.variant, { opponent: false, state: state.racerState(n), heldBack: state.heldBack(n) }),
+      );
+      const bx = el("div", { class: "board-wrap spec-board", "data-seat": String(n), role: "region" });
+      if (!boards[n]) boards[n] = new Board(bx, { name: s.name });
+      else {
+        boards[n].root = bx;
+        bx.classList.add("board");
+      }
+      boards[n].name = s.name;
+      const view = state.view(n);
+      if (view) boards[n].setView(view);
+      col.append(bx);
+      const list = el("ol", { class: "move-list", "aria-label": t("moves_label") });
+      for (const m of state.moves[n] || []) list.append(el("li", { text: moveLabel(m) }));
+      col.append(el("details", { class: "moves", open: true }, el("summary", { i18n: "moves_label" }), list));
+      cols.append(col);
+      list.scrollTop = list.scrollHeight;
+    }
+  }
+
+  /** While a race with a hidden stock runs, say why the boards may be behind the numbers. */
+  function drawLagNote() {
+    const lb = state.lobby;
+    lagNote.hidden = !(lb && lb.boards_lag && lb.status === "playing" && !state.result);
+  }
+
+  function drawAll() {
+    drawTop();
+    drawPanel();
+    drawColumns();
+    drawLagNote();
+  }
+  drawAll();
+
+  return {
+    rerender: drawAll,
+    destroy: () => clock.stop(),
+    onReconnect() {
+      net.send({ type: "watch", match: code });
+    },
+    onMessage(msg) {
+      switch (msg.type) {
+        case "rematched":
+          navigate(`/w/${msg.match}`);
+          return true;
+        case "error":
+          if (!state.lobby) {
+            // not_allowed: a racer before the result, or a ranked daily game before its day is over
+            fatal = errorText(msg.code === "not_allowed" ? "watch_not_allowed" : msg.code);
+            drawAll();
+            return true;
+          }
+          toast(errorText(msg.code));
+          return true;
+        case "watching":
+        case "lobby":
+        case "countdown":
+        case "start":
+        case "board":
+        case "progress":
+        case "finished":
+        case "result":
+          state.receive(msg);
+          if (msg.type === "countdown") app.append(countdownOverlay(state));
+          drawAll();
+          if (msg.type === "result") showResult();
+          return true;
+        default:
+          return false;
+      }
+    },
+  };
+}
