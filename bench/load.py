@@ -171,7 +171,9 @@ def server_argv(args: argparse.Namespace) -> list[str]:
         ]
     else:
         py += ["-m", "server"]
-    return [*pinned(args.server_cpus), *py, "--port", "0", "--rate", "1000000", "--log", "WARNING"]
+    return [
+        *pinned(args.server_cpus), *py, "--port", "0", "--rate", "1000000", "--log", "WARNING", *args.server_arg,
+    ]  # fmt: skip
 
 
 def start_servers(args: argparse.Namespace, data: Path) -> list[Proc]:
@@ -1155,6 +1157,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--server-uvloop", action="store_true", help="run the server on uvloop")
     ap.add_argument("--profile", metavar="FILE", help="py-spy record (raw) of the closed-loop phase")
     ap.add_argument("--server-env", action="append", default=[], metavar="K=V", help="server environment")
+    ap.add_argument("--server-arg", action="append", default=[], metavar="ARG", help="more server options")
     args = ap.parse_args(argv)
     args.load_before = load_average()
     return args

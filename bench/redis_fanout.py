@@ -73,19 +73,29 @@ def line(label: str, ph: load.Phase) -> None:
           f"rejects {t.rejects}, errors {t.errors}")  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--races", type=int, default=40)
-    ap.add_argument("--duration", type=float, default=10.0)
+def races_options(
+    description: str, argv: list[str] | None, races: int, duration: float
+) -> tuple[argparse.Namespace, list[str]]:
+    """This bench's options, and bench/load.py's arguments for the same races."""
+    ap = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--races", type=int, default=races)
+    ap.add_argument("--duration", type=float, default=duration)
     ap.add_argument("--warmup", type=float, default=4.0)
     ap.add_argument("--clients", type=int, default=2)
-    ap.add_argument("--server-cpus", default="0")
+    ap.add_argument("--server-cpus", default="0", help="servers and redis-servers (taskset list)")
     ap.add_argument("--client-cpus", default="1-")
     ours = ap.parse_args(argv)
     common = [
         "--races", str(ours.races), "--duration", str(ours.duration), "--warmup", str(ours.warmup),
         "--clients", str(ours.clients), "--server-cpus", ours.server_cpus, "--client-cpus", ours.client_cpus,
     ]  # fmt: skip
+    return ours, common
+
+
+def main(argv: list[str] | None = None) -> int:
+    ours, common = races_options(__doc__ or "", argv, races=40, duration=10.0)
     load_before = load.load_average()
     with tempfile.TemporaryDirectory() as tmp:
         args = load.parse_args(common)

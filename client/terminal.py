@@ -690,8 +690,9 @@ def format_stats(stats: p.Stats, history: p.History, site: str) -> str:
             f"{v.variant}: {v.played} played, {v.wins} cleared (0 left), mean {v.mean_score:.1f} left, best {v.best_score}; "
             f"{rated}; on the grid {v.mean_on_grid:.1f}, complete piles {v.mean_complete:.1f}"
         )
-        recent = v.scores[-30:]
-        lines.append("  last scores: " + " ".join(str(s) for s in recent))
+        lines.append("  last scores: " + " ".join(str(s) for s in v.recent))
+    for v in stats.practice:
+        lines.append(f"{v.variant} practice (not counted above): {v.played} played, best {v.best_score}")
     if stats.head_to_head:
         lines.append("head to head:")
         for h in stats.head_to_head:

@@ -2,7 +2,8 @@
 
 Without ``--redis`` it runs embedded: an in-process bus and a SQLite store
 under ``--data``, nothing else needed. With ``--redis URL`` it is one of many
-processes sharing matches over Redis.
+processes sharing matches over Redis: a single Redis, or a Redis Cluster
+(the URL of any of its nodes).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from . import reach
 from .app import App, run
+from .redis_link import RedisUnusable
 from .settings import Settings
 from .store.sqlite import DataInUse
 
@@ -28,13 +30,26 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     ap.add_argument("--data", default="./data", help="SQLite store directory (embedded mode)")
-    ap.add_argument("--redis", metavar="URL", help="redis://HOST:PORT/DB: bus and store in Redis")
+    ap.add_argument(
+        "--redis",
+        metavar="URL",
+        help="redis://HOST:PORT/DB: bus and store in Redis (a single one or a cluster)",
+    )
+    ap.add_argument(
+        "--redis-replicas",
+        type=int,
+        default=0,
+        metavar="N",
+        help="acknowledge a write only once N Redis replicas have it (WAIT)",
+    )
     ap.add_argument("--origin", action="append", default=[], help="allowed page origin (repeatable)")
     ap.add_argument("--grace-s", type=float, default=60.0, help="how long a dropped player may stay away")
     ap.add_argument("--rate", type=float, default=30.0, help="messages a second per connection")
     ap.add_argument("--open", action="store_true", help="open the game in a browser once listening")
     ap.add_argument("--log", default="INFO")
     args = ap.parse_args(argv)
+    if args.redis_replicas < 0 or (args.redis_replicas and not args.redis):
+        ap.error("--redis-replicas takes a count of replicas, and --redis")
     logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.log.upper() != "DEBUG":  # a line for every connection and HTTP request is noise
         logging.getLogger("websockets").setLevel(logging.WARNING)
@@ -44,6 +59,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         port=args.port,
         store_url=store,
         bus_url=args.redis or "memory://",
+        redis_replicas=args.redis_replicas,
         origins=tuple(args.origin),
         grace_ms=int(args.grace_s * 1000),
         rate_per_s=args.rate,
@@ -133,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     _raise_open_files_limit()
     try:
         asyncio.run(run(settings, ready=_announcer(open_browser)))
-    except DataInUse as exc:
+    except (DataInUse, RedisUnusable) as exc:
         sys.exit(f"python -m server: {exc}")
 
 

@@ -167,7 +167,8 @@ async def run(settings: Settings, ready: Callable[[App], None] | None = None) ->
     """Serve until SIGTERM/SIGINT, then shut down cleanly."""
     import signal
 
-    app = App(settings, open_store(settings.store_url), open_bus(settings.bus_url))
+    store = await open_store(settings.store_url, replicas=settings.redis_replicas)
+    app = App(settings, store, await open_bus(settings.bus_url))
     await app.start()
     stop = asyncio.get_running_loop().create_future()
     for sig in (signal.SIGTERM, signal.SIGINT):

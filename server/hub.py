@@ -140,7 +140,10 @@ class Hub:
         async with lm.lock:
             for _ in range(APPEND_ATTEMPTS):
                 decision = decide(lm.match)
-                if isinstance(decision, Duplicate) or not decision:
+                if isinstance(decision, Duplicate):
+                    await self.store.confirm(lm.match.id)  # its first append may be the one unanswered
+                    return decision
+                if not decision:
                     return decision
                 expected = lm.match.ev
                 try:

@@ -41,5 +41,6 @@ class LiveMatch:
 
 
 def channel(match_id: str) -> str:
-    """The bus channel of a match's events."""
-    return f"grip:match:{match_id}"
+    """The bus channel of a match's events; the match's id its hash tag, so that on a Redis
+    Cluster it lives on the master holding the match's keys (sharded pub/sub)."""
+    return f"grip:match:{{{match_id}}}"

@@ -37,6 +37,10 @@ Name = Annotated[str, Field(min_length=1, max_length=24)]
 MoveText = Annotated[str, Field(min_length=1, max_length=12)]
 Seat = Annotated[int, Field(ge=0, le=1)]
 Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+#: A player's id as the server issues it (``secrets.token_urlsafe``): it becomes part of store
+#: keys, so text of any other form is refused where it enters, not looked up.
+PLAYER_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+PlayerId = Annotated[str, Field(pattern=PLAYER_ID_PATTERN)]
 VariantName = Literal["classic", "relaxed", "free-swap", "single-deck", "open", "three-waste", "suitless"]
 #: Where a match stands: seats are taken in the lobby, then a countdown, the race, the result.
 Status = Literal["lobby", "countdown", "playing", "finished"]
@@ -57,7 +61,7 @@ class Hello(Message):
     type: Literal["hello"] = "hello"
     v: Literal[1] = 1
     name: Name | None = None
-    player: str | None = Field(default=None, max_length=64)
+    player: PlayerId | None = None
     key: str | None = Field(default=None, max_length=128)
 
 
@@ -184,7 +188,7 @@ class StatsRequest(Message):
     """A player's figures: one's own (after hello), or another player's public ones."""
 
     type: Literal["stats"] = "stats"
-    player: str | None = Field(default=None, max_length=64)
+    player: PlayerId | None = None
 
 
 Cursor = Annotated[str, Field(pattern=f"^[0-9]{{1,15}}\\.[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")]
@@ -194,7 +198,7 @@ class HistoryRequest(Message):
     """Finished games, newest first; ``before`` is the ``next`` of the previous page."""
 
     type: Literal["history"] = "history"
-    player: str | None = Field(default=None, max_length=64)
+    player: PlayerId | None = None
     before: Cursor | None = None
     limit: int = Field(default=20, ge=1, le=100)
 
@@ -388,6 +392,18 @@ class Result(Message):
     draw: bool
     daily: Day | None = None
     ranked: bool = False
+    practice: bool = False  # a game alone with hints and undo: it counts in no figures
+
+    @model_validator(mode="before")
+    @classmethod
+    def _practice_of_a_stored_result(cls, data: Any) -> Any:
+        """A result stored before ``practice`` was recorded: a lone unranked seat was practice.
+
+        (Every one-seat game is practice but a ranked daily attempt.)
+        """
+        if isinstance(data, dict) and "practice" not in data and isinstance(data.get("seats"), list):
+            return {**data, "practice": len(data["seats"]) == 1 and not data.get("ranked", False)}
+        return data
 
 
 class Rematched(Message):
@@ -518,6 +534,11 @@ class Replay(Message):
     seats: list[ReplaySeat]
 
 
+class ScoreGames(Message):
+    score: int
+    games: int
+
+
 class VariantStats(Message):
     variant: str
     played: int
@@ -527,7 +548,8 @@ class VariantStats(Message):
     ratings: dict[str, int]  # brilliant, excellent, good: how many games earned each
     mean_on_grid: float
     mean_complete: float
-    scores: list[int]  # every score, oldest first (the last ones draw the trend)
+    distribution: list[ScoreGames]  # how many games ended on each score, lowest score first
+    recent: list[int]  # the last scores (up to 30), oldest first: the trend
 
 
 class HeadToHead(Message):
@@ -544,7 +566,8 @@ class Stats(Message):
     type: Literal["stats"] = "stats"
     player: str
     name: str
-    variants: list[VariantStats]
+    variants: list[VariantStats]  # races and daily games: practice never counts here
+    practice: list[VariantStats]  # practice games (alone, hints and undo), kept apart
     daily_streak: int  # consecutive UTC days with a ranked daily, up to today or yesterday
     best_daily_streak: int
     head_to_head: list[HeadToHead]
@@ -559,6 +582,7 @@ class GameEntry(Message):
     outcome: Literal["win", "loss", "draw", "solo"]
     opponent: str | None
     daily: Day | None
+    practice: bool = False  # counted apart in the figures
     replay: str  # the replay's address on this server
 
 

@@ -88,15 +88,27 @@ class Recovery:
         writer reported a failure and published nothing. So read the log from
         where the append stood, once the store answers and once more a little
         later; apply what is missing here, and publish it for the others
-        (receivers drop what they already have).
+        (receivers drop what they already have). A write that counts only
+        once replicated (``--redis-replicas``) is shown once that is
+        confirmed: applying it here acknowledges it to its mover.
         """
         for pause in (0.0, SETTLE_AGAIN_S):
             await asyncio.sleep(pause)
             events = await self._read_log(lm, after)
-            if events:
-                async with lm.lock:
-                    self._host.apply(lm, events)
-                await self._host.publish(lm.match.id, events)
+            if not events or not await self._confirmed(lm):
+                continue
+            async with lm.lock:
+                self._host.apply(lm, events)
+            await self._host.publish(lm.match.id, events)
+
+    async def _confirmed(self, lm: LiveMatch) -> bool:
+        """Whether the log as read is as safe as an acknowledged append, asking while the match is here."""
+
+        async def confirm() -> bool:
+            await self._host.store.confirm(lm.match.id)
+            return True
+
+        return bool(await retry(confirm, retry_on=StoreUnavailable, keep_going=lambda: self._host.holds(lm)))
 
     async def _read_log(self, lm: LiveMatch, after: int) -> list[Event]:
         """The match's events after ``after``, as soon as the store answers (while the match is here)."""

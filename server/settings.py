@@ -17,6 +17,7 @@ class Settings:
     port: int = 8765
     store_url: str = "sqlite:///./data/grip.db"
     bus_url: str = "memory://"
+    redis_replicas: int = 0  # Redis replicas that must have a write before it is acknowledged
     origins: tuple[str, ...] = ()  # empty: same-origin pages and non-browser clients only
     grace_ms: int = DEFAULT_GRACE_MS
     rate_per_s: float = 30.0

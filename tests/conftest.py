@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -23,6 +24,9 @@ from server.app import App, Settings
 from server.bus import open_bus
 from server.protocol import now_ms
 from server.store import open_store
+
+if TYPE_CHECKING:
+    from tests.cluster import TestCluster
 
 IN_CI = os.environ.get("CI") == "true"
 
@@ -117,15 +121,48 @@ def redis_url(redis_server: RedisServer) -> str:
     return redis_server.url
 
 
-BACKENDS = ["embedded", "redis"]
+def need_redis_cluster_programs() -> None:
+    for program in ("redis-server", "redis-cli"):
+        if shutil.which(program) is None:
+            if IN_CI:
+                pytest.fail(f"{program} is not installed (.ci/run installs it)")
+            pytest.skip(f"{program} is not installed; .ci/run installs it")
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestCluster]:
+    """A Redis Cluster (three masters, a replica each) shared by the tests that leave it whole."""
+    from tests.cluster import TestCluster
+
+    need_redis_cluster_programs()
+    cluster = TestCluster(tmp_path_factory.mktemp("cluster")).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def cluster_url(redis_cluster: TestCluster) -> str:
+    """A URL to a node of the shared cluster, emptied first."""
+    redis_cluster.wait_ok()
+    redis_cluster.flush()
+    return redis_cluster.url
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def shared_url(request: pytest.FixtureRequest) -> str:
+    """Each shape processes share: a single Redis, a Redis Cluster (the same ``--redis URL``)."""
+    return str(request.getfixturevalue(f"{request.param}_url"))
+
+
+BACKENDS = ["embedded", "redis", "cluster"]
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
-    """Store and bus URLs for each backend: every scenario runs on both."""
+    """Store and bus URLs for each backend: every scenario runs on each."""
     if request.param == "embedded":
         return {"store_url": f"sqlite:///{tmp_path / 'grip.db'}", "bus_url": "memory://"}
-    url = request.getfixturevalue("redis_url")
+    url = request.getfixturevalue("redis_url" if request.param == "redis" else "cluster_url")
     return {"store_url": url, "bus_url": url}
 
 
@@ -137,7 +174,9 @@ async def start_app(tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
     async def start(clock: Callable[[], int] = now_ms, **overrides: object) -> App:
         settings = Settings(port=0, store_url=f"sqlite:///{tmp_path / 'grip.db'}", sweep_s=3600)
         settings = replace(settings, **overrides)  # type: ignore[arg-type]
-        app = App(settings, open_store(settings.store_url), open_bus(settings.bus_url), clock=clock)
+        app = App(
+            settings, await open_store(settings.store_url), await open_bus(settings.bus_url), clock=clock
+        )
         await app.start()
         apps.append(app)
         return app

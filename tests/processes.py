@@ -18,8 +18,17 @@ LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)/")
 class ServerProcess:
     """``python -m server`` in a subprocess, on a free port."""
 
-    def __init__(self, *args: str, log: Path | None = None, open_files: int | None = None) -> None:
+    def __init__(
+        self,
+        *args: str,
+        log: Path | None = None,
+        open_files: int | None = None,
+        module: str = "server",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.args = args
+        self.module = module  # ``python -m`` this: the server, or a test's variant of it
+        self.env = env  # more environment variables
         self.open_files = open_files  # the soft limit the server starts with, if given
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
@@ -29,8 +38,9 @@ class ServerProcess:
         """Start it and wait for its "listening" line (output goes to a file, never a full pipe)."""
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "server", "--port", "0", "--log", "WARNING", *self.args],
+                [sys.executable, "-m", self.module, "--port", "0", "--log", "WARNING", *self.args],
                 cwd=ROOT,
+                env=None if self.env is None else {**os.environ, **self.env},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 preexec_fn=None if self.open_files is None else self._limit_open_files,

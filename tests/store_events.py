@@ -1,11 +1,12 @@
-"""Events for store tests: a match's opening, a seat's move, a started race, as the hub would append them."""
+"""Events for store tests: a match's opening, a seat's move, a started race, a result, as the hub would append them."""
 
 from __future__ import annotations
 
 import sqlite3
 
+from server import protocol as p
 from server.match import Event, Match
-from server.match.events import Moved, Numbers
+from server.match.events import Decided, Moved, Numbers
 from server.store import Store
 from server.store.sqlite import SqliteStore
 
@@ -55,3 +56,28 @@ def reopened_without(path: str, table: str) -> SqliteStore:
     with sqlite3.connect(path) as db:
         db.execute(f"DROP TABLE {table}")
     return SqliteStore(path)
+
+
+def result(match: str, players: list[str], scores: list[int], at: int) -> p.Result:
+    """A decided race (or a solo game, one player) between ``players``."""
+    return p.Result(
+        ev=9,
+        match=match,
+        variant="classic",
+        seed="1",
+        started_at=0,
+        decided_at=at,
+        seats=[
+            p.SeatResult(
+                seat=n, player=pid, name=pid.title(), score=score, rating=None, on_grid=24 - score % 24,
+                complete=0, reason="finish", finished_at=at, moves=[],
+            )
+            for n, (pid, score) in enumerate(zip(players, scores, strict=True))
+        ],
+        winner=None if len(players) < 2 else min(range(len(scores)), key=scores.__getitem__),
+        draw=False,
+    )  # fmt: skip
+
+
+def decided(r: p.Result) -> Decided:
+    return Decided(ev=r.ev, at=r.decided_at, result=r)

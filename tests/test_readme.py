@@ -381,7 +381,24 @@ async def server_on_redis(n: Newcomer, line: Line) -> None:
     assert await server.interrupt() == 0
 
 
-@checks(r"docker compose up")
+@checks(r"python3 dev\.py server --redis redis://127\.0\.0\.1:7000/0 --redis-replicas 1")
+async def server_on_a_cluster(n: Newcomer, line: Line) -> None:
+    from tests.cluster import TestCluster
+
+    cluster: TestCluster = n.fixture("redis_cluster")  # the tests' own six nodes, not the README's 7000
+    url = n.fixture("cluster_url")
+    port = free_port()
+    server = await n.start(with_port(line.command, port).replace("redis://127.0.0.1:7000/0", url))
+    assert await healthy(f"http://127.0.0.1:{port}/") == {"status": "ok", "bus": True, "store": True}
+    async with await open_match(f"ws://127.0.0.1:{port}", "Ann") as ann:
+        assert ann.match is not None
+        key = f"grip:match:{{{ann.match}}}:events"
+    with cluster.master_of(key).client() as master:  # the match lives on the master of its slot
+        assert master.exists(key)
+    assert await server.interrupt() == 0
+
+
+@checks(r"docker compose (--profile cluster )?up( cluster-lb)?")
 async def docker_compose(n: Newcomer, line: Line) -> None:
     docker = shutil.which("docker")
     if docker is None or subprocess.run([docker, "compose", "version"], capture_output=True).returncode:
@@ -390,7 +407,8 @@ async def docker_compose(n: Newcomer, line: Line) -> None:
             "deploy/nginx.conf before two servers sharing a Redis, and tests/scaleout/test_deployment.py "
             "reads docker-compose.yml"
         )
-    code, out = await n.run("docker compose config --quiet")
+    profile = "--profile cluster " if "--profile cluster" in line.command else ""
+    code, out = await n.run(f"docker compose {profile}config --quiet")
     assert code == 0, out
 
 

@@ -1,7 +1,8 @@
 """Pub/sub between server processes, behind one small interface.
 
 Like encode/broadcaster, the backend is picked by URL scheme: ``memory://``
-(one process, the embedded default) or ``redis://``. A bus only moves text;
+(one process, the embedded default) or ``redis://``: plain pub/sub on a
+single Redis, sharded pub/sub on a Redis Cluster. A bus only moves text;
 what the text means (a batch of match events) is the hub's business.
 """
 
@@ -31,14 +32,20 @@ class Bus(Protocol):
     async def close(self) -> None: ...
 
 
-def open_bus(url: str) -> Bus:
+async def open_bus(url: str) -> Bus:
     scheme = url.split("://", 1)[0]
     if scheme == "memory":
         from .memory import MemoryBus
 
         return MemoryBus()
     if scheme in ("redis", "rediss", "unix"):
-        from .redis import RedisBus
+        from redis.asyncio import RedisCluster
 
-        return RedisBus(url)
+        from ..redis_link import connect
+        from .redis import RedisBus
+        from .sharded import ShardedBus
+
+        # health checks make an idle subscription notice a dead socket within a second
+        client = await connect(url, health_check_interval=1)
+        return ShardedBus(client) if isinstance(client, RedisCluster) else RedisBus(client)
     raise ValueError(f"no bus for {url!r}: use memory:// or redis://")

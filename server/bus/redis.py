@@ -1,4 +1,4 @@
-"""The scaled-out bus: Redis pub/sub, one channel per match.
+"""The bus on a single Redis: plain pub/sub, one channel per match.
 
 One PubSub connection per process reads every subscribed channel. When the
 connection drops, redis-py resubscribes on reconnect; messages published
@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 
-import redis.asyncio as aioredis
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from . import Handler
@@ -23,11 +23,8 @@ log = logging.getLogger(__name__)
 class RedisBus:
     shared = True
 
-    def __init__(self, url: str) -> None:
-        # health checks make an idle subscription notice a dead socket within a second
-        self._redis = aioredis.Redis.from_url(
-            url, socket_timeout=2, socket_connect_timeout=1, health_check_interval=1
-        )
+    def __init__(self, client: Redis) -> None:
+        self._redis = client
         self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         self._handlers: dict[str, Handler] = {}
         self._subscribed = asyncio.Event()

@@ -96,8 +96,8 @@ async def _subject(ctx: Context, client: Client, player: str | None) -> PlayerRe
 @routes.handles(p.StatsRequest)
 async def on_stats(ctx: Context, client: Client, msg: p.StatsRequest) -> None:
     who = await _subject(ctx, client, msg.player)
-    results = await ctx.store.player_results(who.id)
-    client.send(stats.compute(who.id, who.name, results, daily.day_of(ctx.clock())))
+    totals = await ctx.store.totals(who.id)
+    client.send(stats.figures(who.id, who.name, totals, daily.day_of(ctx.clock())))
 
 
 @routes.handles(p.HistoryRequest)

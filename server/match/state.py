@@ -479,6 +479,7 @@ class Match:
             draw=draw,
             daily=self.daily,
             ranked=self.ranked,
+            practice=self.practice,
         )
 
     # --------------------------------------------------------------- fold

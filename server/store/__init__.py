@@ -1,10 +1,10 @@
 """Durable state behind one small interface: match logs, results, players.
 
 Backends by URL scheme: ``sqlite:///path/grip.db`` (the embedded default)
-and ``redis://``. The match log is the source of truth; ``append`` is
-conditional on the last ``ev`` so that two processes deciding at once cannot
-both win, and it is durable before it returns: a move is acknowledged, and a
-result sent, only after that.
+and ``redis://`` (a single Redis or any node of a Redis Cluster). The match
+log is the source of truth; ``append`` is conditional on the last ``ev`` so
+that two processes deciding at once cannot both win, and it is durable
+before it returns: a move is acknowledged, and a result sent, only after that.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ..errors import Conflict as Conflict
 from ..errors import StoreUnavailable as StoreUnavailable
 from ..match.events import Event
 from ..protocol import Result
+from ..stats import Totals
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,14 @@ class Store(Protocol):
         in the same atomic write.
         """
 
+    async def confirm(self, match_id: str) -> None:
+        """Return once the match's log as it stands is as safe as an append that returned.
+
+        For an answer sent again from memory (a resent move's ack): its append
+        may have been the one that got no answer. StoreUnavailable if that
+        cannot be confirmed now.
+        """
+
     async def events(self, match_id: str, after: int = 0) -> list[Event]: ...
 
     async def result(self, match_id: str) -> Result | None: ...
@@ -111,6 +120,9 @@ class Store(Protocol):
         self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
     ) -> list[Result]:
         """A player's results, newest first (by decided_at, then match), older than ``before``."""
+
+    async def totals(self, player: str) -> Totals:
+        """The fold of every result of the player's (``server/stats.py``), kept as each is stored."""
 
     async def heartbeat(self, instance: str, ttl_ms: int) -> None:
         """Server process ``instance`` is alive, for the next ``ttl_ms``."""
@@ -138,7 +150,8 @@ class Store(Protocol):
     async def close(self) -> None: ...
 
 
-def open_store(url: str) -> Store:
+async def open_store(url: str, *, replicas: int = 0) -> Store:
+    """The store at ``url``; ``replicas``: how many Redis replicas must have a write before it counts."""
     scheme = url.split("://", 1)[0]
     if scheme == "sqlite":
         from .sqlite import SqliteStore
@@ -147,5 +160,5 @@ def open_store(url: str) -> Store:
     if scheme in ("redis", "rediss", "unix"):
         from .redis import RedisStore
 
-        return RedisStore(url)
+        return await RedisStore.connect(url, replicas=replicas)
     raise ValueError(f"no store for {url!r}: use sqlite:///path or redis://")

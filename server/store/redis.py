@@ -1,24 +1,49 @@
-"""The scaled-out store: Redis, through redis-py's ``redis.asyncio``.
+"""The scaled-out store: Redis or a Redis Cluster, through redis-py's ``redis.asyncio``.
 
-Keys (the match id in braces is a Redis Cluster hash tag, so one match's keys
-share a slot and the append script stays single-slot):
+Keys (text in braces is a Redis Cluster hash tag: keys with the same tag
+share a slot, so one script may write them all):
 
 - ``grip:match:{ID}:events`` stream, entry id ``0-<ev>``: the match log.
 - ``grip:match:{ID}:seat:<n>`` stream, entry id ``0-<seq>``: accepted moves.
 - ``grip:match:{ID}`` hash: variant, seed, status, times, for operators.
 - ``grip:seat:{ID}:<n>``: the connection holding the seat (its lease).
-- ``grip:instance:<instance>``: a server process's heartbeat, expiring unless renewed.
-- ``grip:running`` set: the ids of the matches started and not decided (the
-  append script adds one at its countdown and removes it at its decision).
-- ``grip:result:{ID}``: the result JSON; ``grip:results`` zset indexes them.
+- ``grip:result:{ID}``: the result JSON, written with the ``decided`` event.
+- ``grip:instance:{live}:<instance>``: a server process's heartbeat, expiring unless
+  renewed. One tag for all: in a cluster they share a master, so a failover stops
+  every process's heartbeat at once, and none takes the others for dead (each
+  judges only after a whole time to live of its own renewals).
+- ``grip:running`` set: matches started and not decided, and decided ones
+  whose follow-ups (below) have not all landed yet.
+- ``grip:results`` zset: every result's match id by decision time.
 - ``grip:player:<id>`` hash: key hash, name, created.
+- ``grip:player:{<id>}:results`` zset, ``grip:player:{<id>}:totals``: the
+  player's results by decision time, and their fold (``server/stats.py``).
+- ``grip:daily:{DAY}:board`` zset, ``:entries`` and ``:attempts`` hashes;
+  ``grip:daily:days`` zset: the days with ranked games.
 
 A match's keys expire: a day after they are made while it is undecided (a
 lobby nobody started must not stay for good), a week after its decision.
 
-One Lua script appends a batch: it checks the log ends at ``expected_ev``
-and every move's seq is new, then writes everything, so exactly one process
-wins any race to start a match, accept a seq or write a result.
+**One script, one slot.** The APPEND script writes a match's own keys only,
+all declared, so it runs on the one master holding the match's slot. It
+checks that the log ends at ``expected_ev`` and that every move's seq is new,
+then writes everything: exactly one process wins any race to start a
+match, accept a seq or write a result.
+
+**A decision's follow-ups** live in other slots: each player's results and
+totals, the day's leaderboard, the results index. They are separate steps,
+each idempotent (the totals script folds a match in only if the player's
+index does not hold it yet; the others set what is already set), and the
+``grip:running`` set is their to-do list: a match is in it from before its
+countdown is appended (and again from before its decision), and leaves it
+only once every follow-up of its decision has landed. A process that dies
+between the steps leaves it there, decided; ``running`` finds it and runs
+the follow-ups again, so nothing is lost and nothing counted twice.
+
+**Acked means replicated, when asked** (``replicas``): after a write, the
+process writes a marker in the same slot and sends ``WAIT`` on the same
+connection; replication keeps a master's writes in order, so replicas that
+have the marker have the write. Too few in time: ``StoreUnavailable``.
 
 A lone move may be *rebased*: two players on two processes move at the same
 time all the time, and neither move can change whether the other is legal.
@@ -31,32 +56,44 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import asdict
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.asyncio import RedisCluster
+from redis.commands.core import AsyncScript
+from redis.exceptions import AskError, ClusterDownError, ClusterError, MovedError, RedisError, TryAgainError
 
 from ..errors import Conflict, StoreUnavailable
-from ..match.events import Connected, Decided, Disconnected, Event, Moved, decode_events
-from ..protocol import Result
+from ..match.events import Connected, CountdownStarted, Decided, Disconnected, Event, Moved, decode_events
+from ..protocol import PLAYER_ID_PATTERN, Result
+from ..redis_link import UNANSWERED, Client, connect, hash_tag
+from ..stats import Totals, fold
 from . import BoardRow, DailyBoard, PlayerRecord, board_rows
+
+log = logging.getLogger(__name__)
 
 FINISHED_TTL_S = 7 * 24 * 3600
 #: Keys of a match not (yet) decided expire after this: a lobby nobody starts (the hub
 #: lets go of it after 30 minutes), a match every process died under. A live match
 #: lasts at most its lobby, countdown and one hour of play; its decision sets FINISHED_TTL_S.
 UNDECIDED_TTL_S = 24 * 3600
-RUNNING = "grip:running"  # the APPEND script names it too
+RUNNING = "grip:running"
+RESULTS = "grip:results"
+DAYS = "grip:daily:days"
 BOARD_SCALE = 10**10  # a board entry's zset score: score * BOARD_SCALE + ms to finish
+#: How long a master may take to hear from its replicas before a write counts as not confirmed.
+WAIT_MS = 1000
+MIGRATION_WAIT_S = 2.0  # how long a script waits out its slot's migration (``RedisStore._script``)
+SYNCED_TTL_MS = 60_000  # the marker written before a WAIT: only its replication matters
+FOLD_ATTEMPTS = 16  # a player's totals changed by another decision meanwhile: fold again
 
 APPEND = """
 local events, meta, result = KEYS[1], KEYS[2], KEYS[3]
 local expected, n, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local rebase, mover, undecided_ttl, id = ARGV[4] == '1', ARGV[5], tonumber(ARGV[6]), ARGV[7]
+local rebase, mover, undecided_ttl = ARGV[4] == '1', ARGV[5], tonumber(ARGV[6])
 local function last_id(key)
   local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
   if #top == 0 then return 0 end
@@ -73,10 +110,10 @@ if last ~= expected then
   end
   shift = last - expected
 end
-local base = 7
+local base = 6
 local tops = {}
 for i = 0, n - 1 do
-  local o = base + i * 8
+  local o = base + i * 7
   if ARGV[o + 2] == 'moved' then
     local key, seq = KEYS[4 + tonumber(ARGV[o + 4])], tonumber(ARGV[o + 5])
     local top = tops[key] or last_id(key)
@@ -87,9 +124,8 @@ for i = 0, n - 1 do
   end
 end
 for i = 0, n - 1 do
-  local o = base + i * 8
+  local o = base + i * 7
   local ev, kind, body, seat, seq, extra, at = ARGV[o+1], ARGV[o+2], ARGV[o+3], ARGV[o+4], ARGV[o+5], ARGV[o+6], ARGV[o+7]
-  local board = ARGV[o+8]
   if shift ~= 0 then  -- the body starts {"ev":N, (pydantic keeps field order): renumber it
     local moved = tonumber(ev) + shift
     body = '{"ev":' .. moved .. string.sub(body, string.len('{"ev":' .. ev) + 1)
@@ -102,26 +138,9 @@ for i = 0, n - 1 do
     redis.call('SET', KEYS[6 + tonumber(seat)], extra, 'EX', ttl)
   elseif kind == 'disconnected' then
     if redis.call('GET', KEYS[6 + tonumber(seat)]) == extra then redis.call('DEL', KEYS[6 + tonumber(seat)]) end
-  elseif kind == 'countdown' then
-    redis.call('SADD', 'grip:running', id)
   elseif kind == 'decided' then
     redis.call('SET', result, extra)
-    redis.call('SREM', 'grip:running', id)
-    local decided = cjson.decode(extra)
-    for _, s in ipairs(decided.seats) do
-      if s.player ~= cjson.null then
-        redis.call('ZADD', 'grip:player:' .. s.player .. ':results', decided.decided_at, decided.match)
-      end
-    end
     for k = 1, 7 do if k ~= 3 then redis.call('EXPIRE', KEYS[k], ttl) end end
-    if board ~= '' then
-      local b = cjson.decode(board)
-      for _, row in ipairs(b.rows) do
-        redis.call('ZADD', b.key .. ':board', row[2], row[1])
-        redis.call('HSET', b.key .. ':entries', row[1], row[3])
-      end
-      redis.call('ZADD', 'grip:daily:days', 0, b.day)
-    end
   end
   if kind == 'opened' or kind == 'countdown' or kind == 'started' or kind == 'decided' then
     redis.call('HSET', meta, 'status', kind, 'updated_at', at)
@@ -135,6 +154,18 @@ for i = 0, n - 1 do
   end
 end
 return {1, shift}
+"""
+
+#: Fold a result into a player's totals, once: KEYS their results index and totals; ARGV the
+#: number of results the new totals were folded from before, the new totals, then
+#: decided_at/match pairs to enter in the index. Nothing if the first match is entered already;
+#: 0 if the index changed since the totals were read (fold again).
+FOLD = """
+if redis.call('ZSCORE', KEYS[1], ARGV[4]) then return 1 end
+if redis.call('ZCARD', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+for i = 3, #ARGV, 2 do redis.call('ZADD', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
 """
 
 
@@ -151,27 +182,32 @@ def match_keys(match_id: str) -> list[str]:
     ]
 
 
+def player_keys(player: str) -> list[str]:
+    """A player's results index and totals: one slot, for the FOLD script."""
+    return [f"grip:player:{{{_checked(player)}}}:results", f"grip:player:{{{player}}}:totals"]
+
+
+def _checked(player: str) -> str:
+    """A player id of the form the server issues: anything else would name other keys."""
+    if not re.fullmatch(PLAYER_ID_PATTERN, player):
+        raise ValueError(f"not a player id: {player!r}")
+    return player
+
+
 def _args(e: Event) -> list[Any]:
     seat = getattr(e, "seat", 0)
-    seq, extra, board = 0, "", ""
+    seq, extra = 0, ""
     if isinstance(e, Moved):
         seq, extra = e.seq, e.move
     elif isinstance(e, Connected | Disconnected):
         extra = e.conn
     elif isinstance(e, Decided):
         extra = e.result.model_dump_json()
-        rows = board_rows(e.result)
-        if rows and e.result.daily:
-            board = json.dumps(
-                {
-                    "day": e.result.daily,
-                    "key": daily_key(e.result.daily),
-                    "rows": [
-                        [r.player, r.score * BOARD_SCALE + r.time_ms, json.dumps(asdict(r))] for r in rows
-                    ],
-                }
-            )
-    return [e.ev, e.kind, e.model_dump_json(), seat, seq, extra, e.at, board]
+    return [e.ev, e.kind, e.model_dump_json(), seat, seq, extra, e.at]
+
+
+def heartbeat_key(instance: str) -> str:
+    return f"grip:instance:{{live}}:{instance}"
 
 
 def daily_key(day: str) -> str:
@@ -179,69 +215,237 @@ def daily_key(day: str) -> str:
 
 
 class RedisStore:
-    def __init__(self, url: str) -> None:
-        self._redis = aioredis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=1)
-        self._append = self._redis.register_script(APPEND)
+    def __init__(self, client: Client, *, replicas: int = 0) -> None:
+        self._redis = client
+        self._replicas = replicas
+        self._append = client.register_script(APPEND)
+        self._fold = client.register_script(FOLD)
+
+    @classmethod
+    async def connect(cls, url: str, *, replicas: int = 0) -> RedisStore:
+        return cls(await connect(url, replicas=replicas), replicas=replicas)
+
+    @property
+    def clustered(self) -> bool:
+        return isinstance(self._redis, RedisCluster)
 
     async def _call(self, coro: Any) -> Any:
         try:
             return await coro
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        except UNANSWERED as exc:
             raise StoreUnavailable(str(exc)) from None
 
+    async def _script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
+        """Run a script, again while its slot is between two masters (a migration), for a while.
+
+        Mid-migration a script whose keys are not all on one side is refused
+        (``TRYAGAIN``: a match's result key, say, exists on neither); redis-py
+        tries again for a fraction of a second, then gives up ("TTL
+        exhausted"). A refused script did not run, so it is tried again here
+        for up to ``MIGRATION_WAIT_S``: a slot holding many matches takes
+        longer to move than redis-py waits, and a player should not notice.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MIGRATION_WAIT_S
+        delay = 0.05
+        while True:
+            try:
+                return await script(keys=keys, args=args)
+            except (TryAgainError, ClusterError) as exc:
+                if isinstance(exc, ClusterDownError) or loop.time() + delay > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
     async def ping(self) -> bool:
+        """Whether every master answers, and a cluster has every slot served."""
         try:
-            return bool(await asyncio.wait_for(self._redis.ping(), 0.5))
+            async with asyncio.timeout(0.5):
+                if isinstance(self._redis, RedisCluster):
+                    await self._redis.ping(target_nodes=RedisCluster.PRIMARIES)
+                    return bool((await self._redis.cluster_info())["cluster_state"] == "ok")
+                return bool(await self._redis.ping())
         except (RedisError, OSError, TimeoutError):
             return False
+
+    async def _replicated(self, key: str) -> None:
+        """Return once ``key``'s last write is on the replicas asked for (``replicas``).
+
+        A marker is written in ``key``'s slot and ``WAIT`` sent on the same
+        connection: a master replicates its writes in order, so a replica
+        holding the marker holds everything written there before it.
+        """
+        if not self._replicas:
+            return
+        marker = f"grip:synced:{{{hash_tag(key)}}}"
+        for _ in range(3):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.set(marker, 1, px=SYNCED_TTL_MS)
+                if isinstance(self._redis, RedisCluster):  # WAIT has no key: send it where the marker goes
+                    pipe.execute_command(
+                        "WAIT", self._replicas, WAIT_MS, target_nodes=self._redis.get_node_from_key(marker)
+                    )
+                    run = pipe.execute(allow_redirections=False)  # type: ignore[call-arg]
+                else:
+                    pipe.execute_command("WAIT", self._replicas, WAIT_MS)
+                    run = pipe.execute()
+                try:
+                    _, copies = await self._call(run)
+                except (MovedError, AskError):  # the slot moved: ask its new master
+                    assert isinstance(self._redis, RedisCluster)
+                    await self._call(self._redis.nodes_manager.initialize())
+                    continue
+            if int(copies) >= self._replicas:
+                return
+            raise StoreUnavailable(f"{copies} of {self._replicas} replicas confirmed the write in time")
+        raise StoreUnavailable("the slot kept moving")
 
     async def append(
         self, match_id: str, expected_ev: int, events: Sequence[Event], *, rebase: bool = False
     ) -> int:
+        keys = match_keys(match_id)
+        decided = next((e for e in events if isinstance(e, Decided)), None)
+        if decided is not None or any(isinstance(e, CountdownStarted) for e in events):
+            # on the to-do list before the log says it runs: a crash between leaves only a lobby listed
+            await self._call(self._redis.sadd(RUNNING, match_id))
+            await self._replicated(RUNNING)
         mover = events[0].seat if rebase and isinstance(events[0], Moved) else -1
-        args: list[Any] = [
-            expected_ev,
-            len(events),
-            FINISHED_TTL_S,
-            int(rebase),
-            mover,
-            UNDECIDED_TTL_S,
-            match_id,
-        ]
+        args: list[Any] = [expected_ev, len(events), FINISHED_TTL_S, int(rebase), mover, UNDECIDED_TTL_S]
         for e in events:
             args += _args(e)
-        ok, shift = await self._call(self._append(keys=match_keys(match_id), args=args))
+        ok, shift = await self._call(self._script(self._append, keys, args))
         if ok != 1:  # shift is then the log's last ev
             raise Conflict(match_id, behind=ok == -2 or int(shift) < expected_ev)
-        for e in events:
-            if isinstance(e, Decided):
-                await self._call(self._redis.zadd("grip:results", {match_id: e.at}))
+        await self._replicated(keys[0])
+        if decided is not None:
+            await self._follow_up_or_later(decided.result)
         return int(shift)
 
+    async def _follow_up_or_later(self, result: Result) -> None:
+        """The decision stands whatever happens here: what does not land now, ``running`` lands later."""
+        try:
+            await self._follow_up(result)
+        except (StoreUnavailable, RedisError) as exc:
+            log.warning(
+                "match %s: its follow-ups wait for the next look at the running list: %s", result.match, exc
+            )
+
+    async def _follow_up(self, result: Result) -> None:
+        """Everything a decision writes outside its match's slot, each step idempotent; then off the list."""
+        for seat in result.seats:
+            if seat.player is not None:
+                await self._fold_in(seat.player, result)
+        rows = board_rows(result)
+        if rows and result.daily:
+            key = daily_key(result.daily)
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for r in rows:
+                    pipe.zadd(f"{key}:board", {r.player: r.score * BOARD_SCALE + r.time_ms})
+                    pipe.hset(f"{key}:entries", r.player, json.dumps(asdict(r)))
+                await self._call(pipe.execute())
+            await self._replicated(key)
+            await self._call(self._redis.zadd(DAYS, {result.daily: 0}))
+            await self._replicated(DAYS)
+        await self._call(self._redis.zadd(RESULTS, {result.match: result.decided_at}))
+        await self._replicated(RESULTS)
+        await self._off_the_list(result.match)
+
+    async def _off_the_list(self, match_id: str) -> None:
+        """The last step: every follow-up of the match's decision has landed."""
+        await self._call(self._redis.srem(RUNNING, match_id))
+        await self._replicated(RUNNING)
+
+    async def _fold_in(self, player: str, result: Result) -> None:
+        """Enter the result in the player's index and fold it into their totals, unless it is there."""
+        keys = player_keys(player)
+        for _ in range(FOLD_ATTEMPTS):
+            totals = await self.totals(player)
+            folded = totals.model_copy(deep=True)
+            folded.add(result, player)
+            args: list[Any] = [totals.games, folded.model_dump_json(), result.decided_at, result.match]
+            if await self._call(self._script(self._fold, keys, args)):
+                await self._replicated(keys[0])
+                return
+        raise StoreUnavailable(f"the totals of {player} kept changing")
+
+    async def totals(self, player: str) -> Totals:
+        raw = await self._call(self._redis.get(player_keys(player)[1]))
+        if raw is None:
+            return await self._fold_legacy_results(player)
+        return Totals.model_validate_json(raw)
+
+    async def _fold_legacy_results(self, player: str) -> Totals:
+        """A player of an earlier version: their index had no totals beside it (nor their tag).
+
+        Its results are folded, entered in the new index, and the old one
+        removed; by the FOLD script, so that a decision meanwhile (it folds
+        into the totals read first) is not lost, and two processes doing
+        this at once do it once.
+        """
+        legacy = f"grip:player:{player}:results"
+        for _ in range(FOLD_ATTEMPTS):
+            entries = await self._call(self._redis.zrange(legacy, 0, -1, withscores=True))
+            results = await self._results([m.decode() for m, _ in entries])
+            if not results:
+                return Totals()
+            totals = fold(player, results)
+            args: list[Any] = [0, totals.model_dump_json()]
+            for r in results:
+                args += [r.decided_at, r.match]
+            if await self._call(self._script(self._fold, player_keys(player), args)):
+                await self._call(self._redis.delete(legacy))
+                raw = await self._call(self._redis.get(player_keys(player)[1]))
+                return totals if raw is None else Totals.model_validate_json(raw)
+        raise StoreUnavailable(f"the totals of {player} kept changing")
+
+    async def _results(self, matches: Sequence[str]) -> list[Result]:
+        """The stored results of these matches, in their order (those found)."""
+        if not matches:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for m in matches:
+                pipe.get(match_keys(m)[2])
+            raws = await self._call(pipe.execute())
+        return [Result.model_validate_json(raw) for raw in raws if raw is not None]
+
+    async def confirm(self, match_id: str) -> None:
+        await self._replicated(match_keys(match_id)[0])
+
     async def heartbeat(self, instance: str, ttl_ms: int) -> None:
-        await self._call(self._redis.set(f"grip:instance:{instance}", 1, px=ttl_ms))
+        await self._call(self._redis.set(heartbeat_key(instance), 1, px=ttl_ms))
 
     async def alive(self, instances: Collection[str]) -> set[str]:
         names = sorted(instances)
         if not names:
             return set()
-        found = await self._call(self._redis.mget([f"grip:instance:{i}" for i in names]))
+        found = await self._call(self._redis.mget([heartbeat_key(name) for name in names]))
         return {name for name, value in zip(names, found, strict=True) if value is not None}
 
     async def running(self) -> dict[str, tuple[str, ...]]:
-        """With the seats' leases; ids whose log has expired (every process died under it) are dropped."""
+        """With the seats' leases. Ids whose log has expired (every process died under it) leave
+        the list; a decided one has its follow-ups run again; a lobby listed just before a
+        countdown that never landed waits (it may still start)."""
         ids = sorted(m.decode() for m in await self._call(self._redis.smembers(RUNNING)))
         async with self._redis.pipeline(transaction=False) as pipe:
             for match_id in ids:
                 keys = match_keys(match_id)
                 pipe.exists(keys[0])
-                pipe.mget(keys[5:7])
+                pipe.hget(keys[1], "status")
+                pipe.get(keys[5])
+                pipe.get(keys[6])
             found = await self._call(pipe.execute())
         out: dict[str, tuple[str, ...]] = {}
-        for match_id, exists, leases in zip(ids, found[::2], found[1::2], strict=True):
-            if exists:
+        gone: list[str] = []
+        for i, match_id in enumerate(ids):
+            exists, status, *leases = found[4 * i : 4 * i + 4]
+            if not exists:
+                gone.append(match_id)
+            elif status == b"decided":
+                result = await self.result(match_id)
+                if result is not None:
+                    await self._follow_up_or_later(result)
+            elif status in (b"countdown", b"started"):
                 out[match_id] = tuple(lease.decode() for lease in leases if lease is not None)
-        gone = [m for m in ids if m not in out]
         if gone:
             await self._call(self._redis.srem(RUNNING, *gone))
         return out
@@ -259,14 +463,14 @@ class RedisStore:
         return None if raw is None else Result.model_validate_json(raw)
 
     async def player(self, player_id: str) -> PlayerRecord | None:
-        h = await self._call(self._redis.hgetall(f"grip:player:{player_id}"))
+        h = await self._call(self._redis.hgetall(f"grip:player:{_checked(player_id)}"))
         if not h:
             return None
         return PlayerRecord(player_id, h[b"key_hash"].decode(), h[b"name"].decode(), int(h[b"created_at"]))
 
     async def save_player(self, player: PlayerRecord) -> None:
         mapping = {"key_hash": player.key_hash, "name": player.name, "created_at": player.created_at}
-        await self._call(self._redis.hset(f"grip:player:{player.id}", mapping=mapping))  # type: ignore[arg-type]
+        await self._call(self._redis.hset(f"grip:player:{_checked(player.id)}", mapping=mapping))  # type: ignore[arg-type]
 
     async def setting(self, key: str, fresh: str | None = None) -> str | None:
         if fresh is not None:
@@ -276,6 +480,7 @@ class RedisStore:
 
     async def claim_daily(self, day: str, player: str, match: str) -> str:
         await self._call(self._redis.hsetnx(f"{daily_key(day)}:attempts", player, match))
+        await self._replicated(daily_key(day))
         return await self.daily_attempt(day, player) or match
 
     async def daily_attempt(self, day: str, player: str) -> str | None:
@@ -303,9 +508,7 @@ class RedisStore:
         return DailyBoard(top, you, {score: int(n) for score, n in enumerate(counts) if n})
 
     async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
-        days = await self._call(
-            self._redis.zrevrangebylex("grip:daily:days", f"({before}", "-", start=0, num=limit)
-        )
+        days = await self._call(self._redis.zrevrangebylex(DAYS, f"({before}", "-", start=0, num=limit))
         out = []
         for raw in days:
             day = raw.decode()
@@ -315,16 +518,24 @@ class RedisStore:
     async def player_results(
         self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
     ) -> list[Result]:
-        key = f"grip:player:{player}:results"
-        top = "+inf" if before is None else before[0]
-        entries = await self._call(self._redis.zrevrangebyscore(key, top, "-inf", withscores=True))
+        await self.totals(player)  # a player of an earlier version: their index moves first
+        key = player_keys(player)[0]
+        top: int | str = "+inf"
+        wanted = limit
+        if before is not None:
+            top = before[0]
+            if wanted is not None:  # the entries at the cursor's very time may be on either side of it
+                wanted += int(await self._call(self._redis.zcount(key, top, top)))
+        if wanted is None:
+            found = self._redis.zrevrangebyscore(key, top, "-inf", withscores=True)
+        else:
+            found = self._redis.zrevrangebyscore(key, top, "-inf", start=0, num=wanted, withscores=True)
+        entries = await self._call(found)
         # newest first, ties by match id descending: the order of the SQLite store
         rows = sorted(((int(at), m.decode()) for m, at in entries), reverse=True)
         if before is not None:
             rows = [r for r in rows if r < before]
-        matches = [m for _, m in rows[:limit]]
-        raws = await self._call(self._redis.mget([match_keys(m)[2] for m in matches])) if matches else []
-        return [Result.model_validate_json(raw) for raw in raws if raw is not None]
+        return await self._results([m for _, m in rows[:limit]])
 
     async def close(self) -> None:
         await self._redis.aclose()

@@ -16,8 +16,13 @@ def compose() -> dict[str, Any]:
     return data
 
 
+def default_shape() -> dict[str, Any]:
+    """The services ``docker compose up`` starts: those in no profile."""
+    return {name: s for name, s in compose()["services"].items() if not s.get("profiles")}
+
+
 def test_services_are_redis_two_replicas_and_a_load_balancer() -> None:
-    services = compose()["services"]
+    services = default_shape()
     assert set(services) == {"redis", "server1", "server2", "lb"}
     for name in ("server1", "server2"):
         command = services[name]["command"]
@@ -30,7 +35,11 @@ def test_services_are_redis_two_replicas_and_a_load_balancer() -> None:
 
 
 def test_every_service_has_a_healthcheck() -> None:
+    """Every one that keeps running (``cluster-init`` forms the cluster and exits)."""
     for name, service in compose()["services"].items():
+        if name == "cluster-init":
+            assert "restart" not in service
+            continue
         check = service["healthcheck"]["test"]
         assert check[0] == "CMD" and len(check) > 1, name
     server_check = " ".join(compose()["services"]["server1"]["healthcheck"]["test"])
@@ -60,3 +69,30 @@ def test_image_runs_the_server() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'CMD ["python", "-m", "server"' in dockerfile
     assert "pip install" in dockerfile
+
+
+def test_the_cluster_profile_is_a_cluster_of_three_masters_with_replicas_behind_its_own_balancer() -> None:
+    """``docker compose --profile cluster up cluster-lb``: the same servers, one ``--redis`` node's URL."""
+    cluster = {name: s for name, s in compose()["services"].items() if s.get("profiles") == ["cluster"]}
+    nodes = sorted(name for name in cluster if name.startswith("cluster-node-"))
+    assert nodes == [f"cluster-node-{n}" for n in range(1, 7)]
+    for name in nodes:
+        command = cluster[name]["command"]
+        assert command[command.index("--cluster-enabled") + 1] == "yes"
+        assert command[command.index("--appendonly") + 1] == "yes"
+        assert command[command.index("--cluster-announce-hostname") + 1] == name  # clients reach it by name
+        assert any(v.endswith(":/data") for v in cluster[name]["volumes"])
+    init = cluster["cluster-init"]
+    assert "--cluster-replicas 1" in init["command"][0] and "--cluster create" in init["command"][0]
+    assert set(init["depends_on"]) == set(nodes)
+    for name, alias in (("cluster-server1", "server1"), ("cluster-server2", "server2")):
+        command = cluster[name]["command"]
+        assert command[command.index("--redis") + 1] == "redis://cluster-node-1:6379/0"
+        assert command[command.index("--redis-replicas") + 1] == "1"
+        assert cluster[name]["depends_on"]["cluster-init"]["condition"] == "service_completed_successfully"
+        assert cluster[name]["networks"]["cluster"]["aliases"] == [alias]  # what deploy/nginx.conf names
+        assert "/healthz" in " ".join(cluster[name]["healthcheck"]["test"])
+    lb = cluster["cluster-lb"]
+    assert lb["ports"] == ["8081:80"] and lb["networks"] == ["cluster"]
+    assert lb["volumes"] == compose()["services"]["lb"]["volumes"]  # the same nginx configuration
+    assert all("cluster" not in s.get("networks", []) for s in default_shape().values())

@@ -5,16 +5,18 @@ from __future__ import annotations
 import pytest
 
 from server.match.events import Connected, Ended
+from server.stats import Totals, fold
 from server.store import Conflict
 from server.store.redis import FINISHED_TTL_S, UNDECIDED_TTL_S, RedisStore, match_keys
-from tests.store_events import moved, opening
+from tests.store_events import moved, opening, result
 
 M = "ACDEFGHJ"
 
 
 @pytest.fixture
-async def store(redis_url: str) -> RedisStore:
-    store = RedisStore(redis_url)
+async def store(shared_url: str) -> RedisStore:
+    """On a single Redis and on a cluster: the script is the same, its keys on one slot."""
+    store = await RedisStore.connect(shared_url)
     await store.append(M, 0, opening(M))  # ev 1, 2
     await store.append(M, 2, [moved(3, 0, 1)])
     return store
@@ -78,4 +80,24 @@ async def test_a_log_that_lost_events_says_so(store: RedisStore) -> None:
         await store.append(M, 2, [moved(3, 1, 1)])
     assert not stale.value.behind  # only behind the log: catching up mends it
     assert [ev for ev, _, _ in await evs(store)] == [1, 2, 3]
+    await store.close()
+
+
+async def test_a_player_of_an_earlier_version_gets_totals_from_their_results(shared_url: str) -> None:
+    """Their results were indexed under ``grip:player:<id>:results``, with no totals beside it."""
+    store = await RedisStore.connect(shared_url)
+    played = [result(m, ["ann", "bob"], [3 + i, 9], 1000 + i) for i, m in enumerate(("ACDEFGHJ", "CDEFGHJK"))]
+    played.append(result("DEFGHJKM", ["ann"], [40], 1005))
+    for r in played:
+        await store._redis.set(match_keys(r.match)[2], r.model_dump_json())
+        for seat in r.seats:
+            assert seat.player is not None
+            await store._redis.zadd(f"grip:player:{seat.player}:results", {r.match: r.decided_at})
+    ann = await store.totals("ann")
+    assert ann == fold("ann", played) and ann.games == 3
+    assert [r.match for r in await store.player_results("bob")] == ["CDEFGHJK", "ACDEFGHJ"]
+    assert (await store.totals("bob")).games == 2
+    assert not await store._redis.exists("grip:player:ann:results", "grip:player:bob:results")
+    assert await store.totals("ann") == ann  # moved once
+    assert await store.totals("cid") == Totals()  # nobody: nothing written
     await store.close()

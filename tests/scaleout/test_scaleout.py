@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,70 +17,26 @@ import redis
 
 from tests.conftest import RedisServer
 from tests.processes import ServerProcess
+from tests.scaleout.racing import (
+    assert_consecutive,
+    fully_degraded,
+    healthy,
+    healthz,
+    play_turns,
+    reply,
+    running_servers,
+    seat_two,
+    start,
+    wait_for,
+)
 from tests.server.wsclient import WsClient
 
 
 @pytest.fixture
-def servers(redis_url: str) -> Iterator[list[ServerProcess]]:
-    procs = [ServerProcess("--redis", redis_url, "--rate", "1000") for _ in range(3)]
-    for proc in procs:
-        proc.start()
-    yield procs
-    for proc in procs:
-        proc.kill()
-
-
-async def seat_two(
-    url_a: str, url_b: str, seed: str = "1"
-) -> tuple[WsClient, WsClient, dict[str, Any], dict[str, Any]]:
-    a, b = await WsClient.connect(url_a), await WsClient.connect(url_b)
-    await a.send({"type": "create", "seed": seed, "name": "Ann"})
-    created = await a.expect("created")
-    await b.send({"type": "join", "match": created["match"], "name": "Bob"})
-    joined = await b.expect("joined")
-    return a, b, created, joined
-
-
-async def start(a: WsClient, b: WsClient) -> tuple[dict[str, Any], dict[str, Any]]:
-    await a.send({"type": "ready"})
-    await b.send({"type": "ready"})
-    return await a.expect("start", timeout=15), await b.expect("start", timeout=15)
-
-
-async def play_turns(c: WsClient, first_seq: int, n: int) -> list[dict[str, Any]]:
-    """Send n turns (T) with consecutive seqs; return their acks."""
-    acks = []
-    for seq in range(first_seq, first_seq + n):
-        await c.send({"type": "move", "seq": seq, "move": "T"})
-        ack = await reply(c)
-        assert ack["type"] == "ack", ack
-        acks.append(ack)
-    return acks
-
-
-async def reply(c: WsClient) -> dict[str, Any]:
-    """The answer to a move: its ack or its rejection."""
-    while True:
-        m = await c.recv()
-        if m["type"] in ("ack", "rejected"):
-            return m
-
-
-def assert_consecutive(client: WsClient) -> None:
-    """Every match event reached this party once, in order: ev goes up by one.
-
-    One event may render as more than one message (a countdown also updates
-    the lobby; a racer's draw shows spectators the other's boards held back
-    for it, one each), so messages share an ev but never repeat one.
-    """
-    seen = [
-        (m["ev"], m["type"], m.get("seat"), m["view"]["moves"] if m["type"] == "board" else None)
-        for m in client.received
-        if "ev" in m and m["type"] not in ("watching", "resumed")
-    ]
-    evs = [ev for ev, *_ in seen]
-    assert evs == sorted(evs) and len(set(seen)) == len(seen), seen
-    assert sorted(set(evs)) == list(range(evs[0], evs[-1] + 1)), repr(seen)
+def servers(shared_url: str) -> Iterator[list[ServerProcess]]:
+    """Three server processes on one Redis, and on a Redis Cluster: the same scenarios on both."""
+    with running_servers(shared_url, 3) as procs:
+        yield procs
 
 
 async def test_race_across_three_processes(servers: list[ServerProcess]) -> None:
@@ -189,29 +143,6 @@ async def test_kill_9_keeps_every_acked_move(servers: list[ServerProcess]) -> No
     assert result["seats"][0]["moves"] == ["T"] * 8
 
 
-def healthz(proc: ServerProcess) -> tuple[int, dict[str, Any]]:
-    try:
-        with urllib.request.urlopen(f"{proc.http}/healthz", timeout=2) as response:
-            return int(response.status), json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
-
-
-def fully_degraded(proc: ServerProcess) -> bool:
-    """Both the store and the pub/sub connection have noticed Redis is gone."""
-    return healthz(proc) == (503, {"status": "degraded", "bus": False, "store": False})
-
-
-def healthy(proc: ServerProcess) -> bool:
-    return healthz(proc)[0] == 200
-
-
-async def wait_for(condition: Any, timeout: float = 15) -> None:
-    async with asyncio.timeout(timeout):
-        while not await asyncio.to_thread(condition):
-            await asyncio.sleep(0.05)
-
-
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A Redis of this test's own, with AOF on so a restart keeps the data."""
@@ -294,10 +225,10 @@ async def test_a_write_that_lands_after_its_timeout_reaches_every_process(own_re
             proc.kill()
 
 
-async def test_seats_of_a_killed_process_are_abandoned_after_the_grace(redis_url: str) -> None:
+async def test_seats_of_a_killed_process_are_abandoned_after_the_grace(shared_url: str) -> None:
     """kill -9 records no dropped connection: the other processes notice its heartbeat stop."""
     procs = [
-        ServerProcess("--redis", redis_url, "--rate", "1000", "--grace-s", "2").start() for _ in range(2)
+        ServerProcess("--redis", shared_url, "--rate", "1000", "--grace-s", "2").start() for _ in range(2)
     ]
     try:
         a, b, _, _ = await seat_two(procs[0].url, procs[1].url)

@@ -8,6 +8,7 @@ from websockets.exceptions import InvalidStatus
 from wsclient import WsClient
 
 from server.app import App
+from server.store.redis import RedisStore
 
 
 @pytest.fixture
@@ -269,3 +270,26 @@ async def test_a_stored_log_that_does_not_replay_is_corrupt_not_try_again(
     app.store._db.execute(tamper, (race.code,))  # type: ignore[attr-defined]
     c = await client(app)
     assert (await c.request({"type": "watch", "match": race.code}, "error"))["code"] == "corrupt"
+
+
+@pytest.mark.parametrize("player", ["x:results", "a b", "{tag}", "", "ü" * 3, "A" * 65])
+async def test_a_player_id_of_another_form_is_refused_where_it_enters(app: App, player: str) -> None:
+    """It would name other store keys (on Redis, ``x:results`` met a sorted set: WRONGTYPE)."""
+    c = await client(app)
+    for frame in (
+        {"type": "hello", "player": player, "key": "k"},
+        {"type": "stats", "player": player},
+        {"type": "history", "player": player},
+    ):
+        assert (await error_for(c, frame))["code"] == "bad_message"
+    await c.request({"type": "hello", "name": "Ann"}, "welcome")  # and the connection goes on
+
+
+async def test_the_redis_store_takes_no_player_id_of_another_form(redis_url: str) -> None:
+    store = await RedisStore.connect(redis_url)
+    try:
+        for call in (store.player("x:results"), store.totals("a}b{c"), store.player_results("x y")):
+            with pytest.raises(ValueError, match="not a player id"):
+                await call
+    finally:
+        await store.close()

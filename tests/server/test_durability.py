@@ -15,12 +15,12 @@ from tests.client.netkit import wait_until
 from tests.processes import ServerProcess
 
 
-@pytest.fixture(params=["embedded", "redis"])
+@pytest.fixture(params=["embedded", "redis", "cluster"])
 def server_args(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
     if request.param == "embedded":
         yield ["--data", str(tmp_path / "data")]
     else:
-        yield ["--redis", request.getfixturevalue("redis_url")]
+        yield ["--redis", request.getfixturevalue(f"{request.param}_url")]
 
 
 async def test_result_and_leaderboard_survive_sigkill(server_args: list[str]) -> None:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from fakeclock import FakeClock
 from race import MakeAppT
 from wsclient import WsClient
 
 from server.app import FORGET_LOBBIES_AFTER_MS
+from server.store import sqlite as sqlite_module
 from server.store.sqlite import SqliteStore
-from tests.store_events import opening, reopened_without, started
+from tests.store_events import moved, opening, reopened_without, started
 
 OLD, NEW, RACE = "BCDEFGHJ", "CDEFGHJK", "ACDEFGHJ"
 
@@ -64,3 +66,33 @@ async def test_the_server_forgets_a_lobby_a_day_old(make_app: MakeAppT) -> None:
     joiner = await WsClient.connect(f"ws://127.0.0.1:{app.port}")
     refused = await joiner.request({"type": "join", "match": code}, "error")
     assert refused["code"] == "not_found"
+
+
+async def test_the_lobbies_are_found_by_their_age_and_forgotten_a_batch_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No scan of the whole table, and the moves of live races are not held up behind a backlog."""
+    monkeypatch.setattr(sqlite_module, "FORGET_BATCH", 4)
+    store = SqliteStore(str(tmp_path / "grip.db"))
+    plan = store._db.execute(
+        "EXPLAIN QUERY PLAN SELECT match FROM lobbies WHERE opened_at < ? ORDER BY opened_at LIMIT ?", (1, 4)
+    ).fetchall()
+    assert "lobbies_by_age" in " ".join(str(step[-1]) for step in plan), plan
+    old = [f"X{c}MNPQRT" for c in "34679ACDEF"]  # ten lobbies: three batches
+    for code in old:
+        await store.append(code, 0, opening(code))
+    race = await started(store, RACE)
+    done: list[str] = []
+
+    async def forget() -> None:
+        assert await store.forget_lobbies(FORGET_LOBBIES_AFTER_MS) == len(old)
+        done.append("forget")
+
+    async def move() -> None:
+        await store.append(RACE, race.ev, [moved(race.ev + 1, 0, 1)])
+        done.append("move")
+
+    await asyncio.gather(forget(), move())
+    assert done == ["move", "forget"]  # the move's commit ran between two batches
+    assert [await store.events(code) for code in old] == [[]] * len(old)
+    await store.close()

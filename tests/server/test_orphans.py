@@ -30,7 +30,7 @@ M = "ACDEFGHJ"
 
 
 async def test_the_store_lists_a_race_from_its_countdown_to_its_decision(backend: dict[str, str]) -> None:
-    store = open_store(backend["store_url"])
+    store = await open_store(backend["store_url"])
     m = await started(store, M)
     leases = ("inst0-1", "inst1-1") if isinstance(store, RedisStore) else ()
     assert await store.running() == {M: leases}
@@ -55,7 +55,7 @@ async def test_a_data_file_from_before_the_list_gets_its_running_races_listed(tm
 
 async def test_a_race_whose_keys_expired_leaves_the_list(redis_url: str) -> None:
     """Every process died under it and its keys ran out: nothing is left to take in."""
-    store = RedisStore(redis_url)
+    store = await RedisStore.connect(redis_url)
     await started(store, M)
     await store._redis.delete(f"grip:match:{{{M}}}:events")
     assert await store.running() == {}

@@ -31,7 +31,7 @@ async def test_a_batch_is_published_once_to_other_processes_and_never_to_none(sh
     assert isinstance(decided, list) and [e.kind for e in decided] == ["readied"]
     if shared:
         assert [(ch, [e.ev for e in decode_events(data)]) for ch, data in bus.published] == [
-            ("grip:match:AAAAAAAA", [3])
+            ("grip:match:{AAAAAAAA}", [3])
         ]
     else:
         assert bus.published == []

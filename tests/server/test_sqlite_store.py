@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from server.stats import fold
 from server.store import Conflict
 from server.store.sqlite import SqliteStore
-from tests.store_events import moved, opening
+from tests.store_events import decided, moved, opening, reopened_without, result
 
 
 async def test_a_conflict_in_a_group_commit_fails_only_its_own_append(tmp_path: Path) -> None:
@@ -128,4 +129,35 @@ async def test_a_data_file_of_the_first_layout_is_migrated_whole(tmp_path: Path)
     assert "events_v1" not in tables and "WITHOUT ROWID" not in layout.upper()
     store = SqliteStore(str(path))  # a second start finds nothing to migrate
     assert [e.ev for e in await store.events("AAAAAAAA")] == [1, 2, 3, 4]
+    await store.close()
+
+
+async def test_a_data_file_from_before_the_totals_gets_them_from_its_results(tmp_path: Path) -> None:
+    path = str(tmp_path / "grip.db")
+    store = SqliteStore(path)
+    played = [result(m, ["ann", "bob"], [3 + i, 9], 1000 + i) for i, m in enumerate(("ACDEFGHJ", "CDEFGHJK"))]
+    played.append(result("DEFGHJKM", ["ann"], [40], 1005))
+    for r in played:
+        await store.append(r.match, 0, [*opening(r.match), decided(r)])
+    kept = {pid: await store.totals(pid) for pid in ("ann", "bob")}
+    assert kept["ann"] == fold("ann", played) and kept["bob"] == fold("bob", played)
+    await store.close()
+    store = reopened_without(path, "player_totals")
+    assert {pid: await store.totals(pid) for pid in ("ann", "bob")} == kept
+    await store.close()
+
+
+async def test_the_data_file_and_its_wal_are_the_owners_alone(tmp_path: Path) -> None:
+    """It holds the daily secret: no other user of the machine may read it."""
+    path = tmp_path / "data" / "grip.db"
+    store = SqliteStore(str(path))
+    await store.setting("daily_secret", "s" * 64)
+    await store.append("AAAAAAAA", 0, opening("AAAAAAAA"))
+    files = [path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}.lock")]
+    assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {f.name: "0o600" for f in files}
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    await store.close()
+    path.chmod(0o644)  # made by an earlier version
+    store = SqliteStore(str(path))
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
     await store.close()

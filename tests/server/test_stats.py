@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
@@ -11,9 +12,10 @@ from fakeclock import FakeClock
 from race import MakeAppT, client, greedy, kick
 from wsclient import Msg, WsClient
 
+from server import protocol as p
 from server.app import App
 from server.match.state import COUNTDOWN_MS
-from server.stats import streaks
+from server.stats import RECENT, fold, streaks
 
 Backend = dict[str, str]
 NOON = int(datetime(2026, 11, 28, 12, tzinfo=UTC).timestamp() * 1000)
@@ -63,12 +65,12 @@ async def app(make_app: MakeAppT, backend: Backend) -> App:
 
 
 def recompute(player: str, results: list[Msg]) -> dict[str, Any]:
-    """The figures from the stored results, counted the plain way."""
-    by_variant: dict[str, list[Msg]] = {}
+    """The figures from the stored results, counted the plain way (practice games apart)."""
+    by_variant: dict[tuple[bool, str], list[Msg]] = {}
     h2h: dict[str, Counter[str]] = {}
-    for r in results:
+    for r in sorted(results, key=lambda r: (r["decided_at"], r["match"])):
         me = next(s for s in r["seats"] if s["player"] == player)
-        by_variant.setdefault(r["variant"], []).append(me)
+        by_variant.setdefault((r["practice"], r["variant"]), []).append(me)
         if len(r["seats"]) == 2:
             other = next(s for s in r["seats"] if s is not me)
             h2h.setdefault(other["player"], Counter())[
@@ -76,7 +78,7 @@ def recompute(player: str, results: list[Msg]) -> dict[str, Any]:
             ] += 1
     return {
         "variants": {
-            v: {
+            (practice, v): {
                 "played": len(seats),
                 "wins": sum(s["score"] == 0 for s in seats),
                 "mean_score": sum(s["score"] for s in seats) / len(seats),
@@ -86,8 +88,10 @@ def recompute(player: str, results: list[Msg]) -> dict[str, Any]:
                 "rated": Counter(
                     s["rating"] for s in seats if s["rating"] in ("brilliant", "excellent", "good")
                 ),
+                "distribution": sorted(Counter(s["score"] for s in seats).items()),
+                "recent": [s["score"] for s in seats][-30:],
             }
-            for v, seats in by_variant.items()
+            for (practice, v), seats in by_variant.items()
         },
         "h2h": {pid: dict(c) for pid, c in h2h.items()},
     }
@@ -110,7 +114,7 @@ async def test_figures_agree_with_the_stored_results(app: App) -> None:
     figures = await a.request({"type": "stats"}, "stats")
     assert figures["name"] == "Ann"
     got = {
-        v["variant"]: {
+        (practice, v["variant"]): {
             "played": v["played"],
             "wins": v["wins"],
             "mean_score": v["mean_score"],
@@ -118,10 +122,19 @@ async def test_figures_agree_with_the_stored_results(app: App) -> None:
             "mean_on_grid": v["mean_on_grid"],
             "mean_complete": v["mean_complete"],
             "rated": Counter({k: n for k, n in v["ratings"].items() if n}),
+            "distribution": [(d["score"], d["games"]) for d in v["distribution"]],
+            "recent": v["recent"],
         }
-        for v in figures["variants"]
+        for practice in (False, True)
+        for v in figures["practice" if practice else "variants"]
     }
     assert got == expected["variants"]
+    # the two practice games (one relaxed, one classic) count apart from the three races
+    assert {(p, v): f["played"] for (p, v), f in got.items()} == {
+        (False, "classic"): 3,
+        (True, "classic"): 1,
+        (True, "relaxed"): 1,
+    }
     assert {
         h["opponent"]: {k: h[k] for k in ("wins", "losses", "draws") if h[k]} for h in figures["head_to_head"]
     } == (expected["h2h"])
@@ -181,3 +194,65 @@ async def test_daily_streak_from_ranked_dailies(app: App) -> None:
         app.clock.advance(86_400_000)  # type: ignore[attr-defined]
     figures = await c.request({"type": "stats"}, "stats")
     assert (figures["daily_streak"], figures["best_daily_streak"]) == (3, 3)
+
+
+async def test_the_stored_totals_are_the_fold_of_the_stored_results(app: App) -> None:
+    """Kept at each decision, yet exactly what folding every result from nothing gives."""
+    a, ann = await player(app, "Ann")
+    b, bob = await player(app, "Bob")
+    await race(app, a, b, (5, 2), ("finish", "resign"))
+    await solo(app, a, 3)
+    await solo(app, a, 4, daily=True)
+    await race(app, a, b, (1, 6), ("finish", "finish"))
+    for who in (ann, bob):
+        pid = who["player"]
+        totals = await app.store.totals(pid)
+        assert totals == fold(pid, await app.store.player_results(pid))
+        assert totals.games == len(await app.store.player_results(pid))
+
+
+def test_the_fold_does_not_depend_on_the_order_results_come_in() -> None:
+    """Two decisions on two processes can land in either order: the totals are the same."""
+    me, rival = "ann", "bob"
+
+    def result(n: int, seats: int, practice: bool = False) -> p.Result:
+        return p.Result(
+            ev=9,
+            match=f"{'ACDEFGHJ'[n % 8]}CDEFGH{'JKMNPQRT'[n // 8]}",
+            variant="classic",
+            seed="1",
+            started_at=0,
+            decided_at=1000 + n // 2,  # pairs decided in the same millisecond: ties by match
+            seats=[
+                p.SeatResult(
+                    seat=s, player=(me, rival)[s], name=("Ann", "Bob")[s], score=(n * 7 + s) % 30,
+                    rating=None, on_grid=n % 5, complete=n % 3, reason="finish", finished_at=1000, moves=[],
+                )
+                for s in range(seats)
+            ],
+            winner=n % 2 if seats == 2 else None,
+            draw=False,
+            practice=practice,
+        )  # fmt: skip
+
+    results = [result(n, 2 if n % 3 else 1, practice=n % 5 == 0) for n in range(40)]
+    ordered = fold(me, results)
+    for seed in range(5):
+        shuffled = results[:]
+        random.Random(seed).shuffle(shuffled)
+        assert fold(me, shuffled) == ordered
+    assert len(ordered.variants["classic"].recent) == RECENT
+    assert ordered.games == 40
+
+
+def test_a_result_stored_before_practice_was_recorded_reads_as_practice_when_alone_and_unranked() -> None:
+    seat = {
+        "seat": 0, "player": "ann", "name": "Ann", "score": 5, "rating": None, "on_grid": 3,
+        "complete": 0, "reason": "finish", "finished_at": 1, "moves": [],
+    }  # fmt: skip
+    old = {"ev": 5, "match": "ACDEFGHJ", "variant": "classic", "seed": "1", "started_at": 0, "winner": None}
+    assert p.Result.model_validate({**old, "seats": [seat], "draw": False}).practice
+    ranked = {**old, "seats": [seat], "draw": False, "daily": "2026-11-28", "ranked": True}
+    assert not p.Result.model_validate(ranked).practice
+    raced = {**old, "seats": [seat, {**seat, "seat": 1}], "draw": True}
+    assert not p.Result.model_validate(raced).practice

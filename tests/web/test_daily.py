@@ -18,9 +18,9 @@ import pytest
 from playwright.sync_api import expect
 
 from server.app import App, Settings
-from server.bus import open_bus
+from server.bus.memory import MemoryBus
 from server.protocol import now_ms
-from server.store import open_store
+from server.store.sqlite import SqliteStore
 
 from .helpers import BOARD, finish, join, turn
 
@@ -195,7 +195,7 @@ class ThreadServer:
         self.clock = ShiftedClock()
         self.loop = asyncio.new_event_loop()
         settings = Settings(port=0, store_url=f"sqlite:///{data / 'grip.db'}", sweep_s=3600, par_budget_s=1.0)
-        self.app = App(settings, open_store(settings.store_url), open_bus(settings.bus_url), clock=self.clock)
+        self.app = App(settings, SqliteStore(str(data / "grip.db")), MemoryBus(), clock=self.clock)
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         asyncio.run_coroutine_threadsafe(self.app.start(), self.loop).result(20)

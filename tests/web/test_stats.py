@@ -1,9 +1,8 @@
-"""The stats page after a race and a practice game: the figures the games produced, both SVG
-charts, the head-to-head table, the paged history opening the replay viewer."""
+"""The stats page after a race and two practice games: the figures and both SVG charts of the
+race, the practice games apart, the head-to-head table, the paged history opening the replay viewer."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from playwright.sync_api import expect
@@ -50,28 +49,26 @@ def test_stats_after_a_race_and_a_practice_game(server_url: str, pages: Any, sho
         finish(ada)
         expect(ada.locator("#result")).to_be_visible()
         solos.append(result_score(ada, "Ada"))
-    scores = [race["ada"], *solos]
 
     ada.click("#nav-stats")
+    # the race counts; the practice games are kept apart, out of every figure and chart above them
     classic = ada.locator('.variant-stats[data-variant="classic"]')
-    expect(classic.locator("dd.played")).to_have_text("3")
-    expect(classic.locator("dd.wins")).to_have_text(str(scores.count(0)))
-    expect(classic.locator("dd.best")).to_have_text(str(min(scores)))
-    mean = sum(scores) / 3
-    expect(classic.locator("dd.mean")).to_have_text(re.sub(r"\.0$", "", f"{mean:.1f}"))
-    expect(ada.locator("#total-games")).to_have_text("3")
+    expect(classic.locator("dd.played")).to_have_text("1")
+    expect(classic.locator("dd.wins")).to_have_text(str(int(race["ada"] == 0)))
+    expect(classic.locator("dd.best")).to_have_text(str(race["ada"]))
+    expect(classic.locator("dd.mean")).to_have_text(str(race["ada"]))
+    expect(ada.locator("#total-games")).to_have_text("1")
     expect(ada.locator("#streak")).to_have_text("0")
-    # the two pictures: one bar per distinct score, one point per game
-    expect(classic.locator(".dist svg .bar")).to_have_count(len(set(scores)))
-    expect(classic.locator(".trend svg .pt")).to_have_count(3)
-    bars = classic.locator(".dist svg .bar")
-    heights = {
-        int(bars.nth(i).get_attribute("data-x") or -1): int(bars.nth(i).get_attribute("data-y") or 0)
-        for i in range(bars.count())
-    }
-    assert heights == {s: scores.count(s) for s in set(scores)}
-    points = classic.locator(".trend svg .pt")
-    assert [int(points.nth(i).get_attribute("data-y") or -1) for i in range(3)] == scores  # oldest first
+    # the two pictures: one bar, one point: the race's
+    expect(classic.locator(".dist svg .bar")).to_have_count(1)
+    bar = classic.locator(".dist svg .bar")
+    assert (bar.get_attribute("data-x"), bar.get_attribute("data-y")) == (str(race["ada"]), "1")
+    expect(classic.locator(".trend svg .pt")).to_have_count(1)
+    assert classic.locator(".trend svg .pt").get_attribute("data-y") == str(race["ada"])
+    practice = ada.locator('#practice-stats .fig[data-variant="classic"]')
+    expect(practice).to_have_attribute("data-played", "2")
+    expect(practice).to_have_attribute("data-best", str(min(solos)))
+    expect(practice.locator("dd")).to_have_text(f"2 played · best {min(solos)}")
 
     # head to head against Bea
     row = ada.locator("#h2h tbody tr")
@@ -86,6 +83,8 @@ def test_stats_after_a_race_and_a_practice_game(server_url: str, pages: Any, sho
     expect(games).to_have_count(3)
     expect(games.nth(0).locator(".score")).to_have_text(str(solos[1]))
     expect(games.nth(0).locator(".outcome")).to_have_text("solo")
+    expect(games.nth(0).locator(".tag.practice")).to_have_text("Practice")
+    expect(games.nth(2).locator(".tag.practice")).to_have_count(0)
     expect(games.nth(1).locator(".score")).to_have_text(str(solos[0]))
     expect(games.nth(2).locator(".score")).to_have_text(str(race["ada"]))
     expect(games.nth(2)).to_contain_text("Bea")

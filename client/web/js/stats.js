@@ -1,6 +1,6 @@
 // A player's figures (/stats: one's own, /stats/ID: anyone's public ones): per variant, the daily
-// streak, two SVG pictures (score distribution, last 30 scores), the head-to-head table and the
-// paged history, each game opening in the replay viewer.
+// streak, two SVG pictures (score distribution, last 30 scores), practice games apart, the
+// head-to-head table and the paged history, each game opening in the replay viewer.
 import { el } from "./dom.js";
 import { t } from "./i18n.js";
 import { barChart, lineChart } from "./charts.js";
@@ -24,10 +24,8 @@ function todayUTC() {
 }
 
 
-function scoreChart(scores) {
-  const counts = new Map();
-  for (const s of scores) counts.set(s, (counts.get(s) || 0) + 1);
-  const items = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([x, y]) => ({ x, y }));
+function scoreChart(distribution) {
+  const items = distribution.map((d) => ({ x: d.score, y: d.games }));
   return barChart(items, { title: t("chart_dist"), xLabel: t("dist_x"), label: (x, y) => t("chart_dist_bar", { score: x, n: y }) });
 }
 
@@ -40,6 +38,30 @@ function trendChart(scores) {
   const last = scores.slice(-LAST);
   const title = trendCaption(last.length);
   return lineChart(last, { title: t(title.i18n, title.args), xLabel: t("chart_trend_x"), label: (i, v) => t("chart_trend_pt", { k: i, score: v }) });
+}
+
+// Practice games (alone, with hints and undo) count in none of the figures and charts above: a line
+// per variant here, apart.
+function practicePanel(practice) {
+  if (!practice.length) return null;
+  return el(
+    "section",
+    { class: "panel", id: "practice-stats" },
+    el("h2", { i18n: "st_practice_title" }),
+    el("p", { class: "note", i18n: "st_practice_note" }),
+    el(
+      "dl",
+      { class: "figures" },
+      ...practice.map((v) =>
+        el(
+          "div",
+          { class: "fig", "data-variant": v.variant, "data-played": String(v.played), "data-best": String(v.best_score) },
+          el("dt", { i18n: variantKey(v.variant) }),
+          el("dd", { i18n: "st_practice_fig", args: { n: v.played, best: v.best_score } }),
+        ),
+      ),
+    ),
+  );
 }
 
 function variantSection(v) {
@@ -64,12 +86,12 @@ function variantSection(v) {
     el(
       "div",
       { class: "charts" },
-      el("figure", { class: "chart-box dist" }, scoreChart(v.scores), el("figcaption", { i18n: "chart_dist" })),
+      el("figure", { class: "chart-box dist" }, scoreChart(v.distribution), el("figcaption", { i18n: "chart_dist" })),
       el(
         "figure",
         { class: "chart-box trend" },
-        trendChart(v.scores),
-        el("figcaption", trendCaption(Math.min(LAST, v.scores.length))),
+        trendChart(v.recent),
+        el("figcaption", trendCaption(Math.min(LAST, v.recent.length))),
       ),
     ),
   );
@@ -147,6 +169,7 @@ export function statsScreen(app, ctx, player = null) {
                     {},
                     el("span", { class: "date", text: fmtDate(g.at) }),
                     g.daily ? el("span", { class: "tag mini", i18n: "nav_daily" }) : null,
+                    g.practice ? el("span", { class: "tag mini practice", i18n: "nav_practice" }) : null,
                     el("span", { class: "sub variant", i18n: variantKey(g.variant) }),
                   ),
                   el("td", { text: g.opponent || "—" }),
@@ -228,8 +251,9 @@ export function statsScreen(app, ctx, player = null) {
           ),
           mine ? null : el("p", {}, el("a", { href: "/stats", "data-link": true, i18n: "my_stats" })),
         ),
-        variants.length ? null : el("p", { class: "panel note", id: "no-games", i18n: "stats_empty" }),
+        variants.length || s.practice.length ? null : el("p", { class: "panel note", id: "no-games", i18n: "stats_empty" }),
         ...variants.map(variantSection),
+        practicePanel(s.practice),
         el("div", { class: "cards2" }, h2hPanel(), historyPanel()),
       ),
     );
