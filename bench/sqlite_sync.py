@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.match import Moved, Numbers  # noqa: E402
+from server.match.events import Moved, Numbers  # noqa: E402
 from server.store.sqlite import SqliteStore  # noqa: E402
 from tests.store_events import opening  # noqa: E402
 

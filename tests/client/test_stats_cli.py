@@ -13,12 +13,15 @@ from server import protocol as p
 async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path) -> None:
     identity_file = tmp_path / "identity.json"
     me = await connect(url, name="Ann", identity_file=identity_file)
-    await me.create(seats=1, seed="3")
-    await me.ready()
-    await me.next_event(p.Start)
-    await me.play("T")
-    await me.finish()
-    result = await me.next_event(p.Result)
+    games = []
+    for seats in (2, 1):  # a race against a bot, then a practice game
+        await me.create(seats=seats, seed="3", bot="greedy" if seats == 2 else None)
+        await me.ready()
+        await me.next_event(p.Start)
+        await me.play("T")
+        await me.finish()
+        games.append(await me.next_event(p.Result))
+    result, practice = games
     await me.close()
     assert identity_file.stat().st_mode & 0o077 == 0  # the key stays private
 
@@ -32,8 +35,10 @@ async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path
     out = stdout.decode()
     assert out.startswith("Ann")
     assert "classic: 1 played" in out and f"mean {result.seats[0].score:.1f} left" in out
+    assert f"classic practice (not counted above): 1 played, best {practice.seats[0].score}" in out
     page = url.replace("ws://", "http://")
-    assert f"replay {page}/r/{result.match}" in out  # the last game, with its replay page
+    for game in games:
+        assert f"replay {page}/r/{game.match}" in out  # the last games, with their replay pages
     assert "0 cleared (0 left)" in out  # games won outright: races won are head to head
     # the same identity file brings the same player back
     again = await connect(url, identity_file=identity_file)

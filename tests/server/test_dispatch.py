@@ -34,10 +34,10 @@ async def test_the_app_does_not_start_with_a_message_unhandled(
 ) -> None:
     without_records = Routes(handlers.seat.routes, handlers.daily.routes)  # hello, stats, ... unhandled
     monkeypatch.setattr(handlers, "HANDLERS", without_records)
-    store = open_store(f"sqlite:///{tmp_path / 'grip.db'}")
+    store = await open_store(f"sqlite:///{tmp_path / 'grip.db'}")
     try:
         with pytest.raises(Unhandled, match="Hello"):
-            App(Settings(port=0), store, open_bus("memory://"))
+            App(Settings(port=0), store, await open_bus("memory://"))
     finally:
         await store.close()
 
