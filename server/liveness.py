@@ -1,6 +1,6 @@
 """Liveness: which server processes are alive, and what becomes of the seats and races of the dead.
 
-Every process renews a heartbeat in the store (``grip:instance:<id>`` on
+Every process renews a heartbeat in the store (``grip:instance:{live}:<id>`` on
 Redis, every ``HEARTBEAT_S``, good for ``INSTANCE_TTL_MS``). A seat's
 connection id names its process, so any process can tell a seat held by a
 dead one: it records that connection as dropped, and the grace period
