@@ -875,6 +875,7 @@ class Phase:
     client_cpu: float  # fraction of one core, summed over the workers
     client_cores: int
     rss_kib: int
+    apart_cpu: float = 0.0  # fraction of one core, summed over ``run_races``'s ``apart`` processes
 
     @property
     def moves_s(self) -> float:
@@ -894,8 +895,13 @@ def run_races(
     urls: list[tuple[str, int]],
     rate: float,
     echo: bool = False,
+    apart: Sequence[Pid] = (),
 ) -> Phase:
-    """One measured phase of ``args.races`` races spread over the client workers."""
+    """One measured phase of ``args.races`` races spread over the client workers.
+
+    ``apart``: processes whose CPU is measured over the same window but kept
+    out of the servers' (``Phase.apart_cpu``): the Redis servers, say.
+    """
     cpus = cpu_list(args.client_cpus)
     n = max(1, min(args.clients, args.races))
     jobs = [
@@ -918,6 +924,7 @@ def run_races(
     bar = progress_bar(warmup + args.duration, label)
     wait_with_bar(window.start, bar, pool.counter, base)
     cpu0 = sum(p.cpu_s() for p in servers)
+    apart0 = sum(p.cpu_s() for p in apart)
     spy = None
     if args.profile and not echo and rate <= 0:
         spy = subprocess.Popen(
@@ -927,6 +934,7 @@ def run_races(
         )  # fmt: skip
     wait_with_bar(window.end, bar, pool.counter, base)
     cpu = sum(p.cpu_s() for p in servers) - cpu0
+    apart_cpu = sum(p.cpu_s() for p in apart) - apart0
     if spy is not None:
         spy.wait(30)
     rss = sum(p.rss_kib() for p in servers)
@@ -934,7 +942,7 @@ def run_races(
         bar.close()
     tally = merge(pool.join())
     wall = window.end - window.start
-    return Phase(label, tally, wall, cpu / wall, tally.cpu_s / wall, len(cpus) or 1, rss)
+    return Phase(label, tally, wall, cpu / wall, tally.cpu_s / wall, len(cpus) or 1, rss, apart_cpu / wall)
 
 
 def report(ph: Phase, conns: int, base_rss: int) -> None:

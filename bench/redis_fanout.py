@@ -86,6 +86,7 @@ def races_options(
     ap.add_argument("--clients", type=int, default=2)
     ap.add_argument("--server-cpus", default="0", help="servers and redis-servers (taskset list)")
     ap.add_argument("--client-cpus", default="1-")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds, then medians (where the bench takes them)")
     ours = ap.parse_args(argv)
     common = [
         "--races", str(ours.races), "--duration", str(ours.duration), "--warmup", str(ours.warmup),
