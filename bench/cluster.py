@@ -123,6 +123,8 @@ def report(r: Round) -> None:
         (f"cluster + replicas, paced at {r.offered:.0f}/s", w2),
     ):
         line(label, ph)
+        for note in ph.tally.notes[:3]:
+            print(f"      {note}")
     print("  per master, both cluster phases without replicas (share of the three):")
     totals = {cmd: sum(c.get(cmd, 0) for c in r.calls.values()) for cmd in COUNTED}
     everything = sum(sum(c.values()) for c in r.calls.values())

@@ -5,7 +5,7 @@ is tens of microseconds, cheaper than a thread hop, and it survives a killed
 process (the WAL is in the OS's hands once the commit returns); an OS crash
 or a power cut can take the commits since the last checkpoint (about a
 second: the checkpointer fsyncs the WAL first). FULL would fsync at every
-commit, on the event loop: 3 ms a commit on this machine's disk, twelve
+commit, on the event loop: 0.4-3 ms a commit on this machine's disk, 7-12
 times a quiet server's cost per move (``bench/sqlite_sync.py``); the promise
 is written out in docs/protocol.md instead.
 
