@@ -89,6 +89,8 @@ class Create(Message):
     bot: Literal["greedy", "lookahead"] | None = None  # "race a bot": the server seats one
     daily: bool = False  # today's daily deal (classic); needs a hello first
     ranked: bool | None = None  # daily only: None = ranked if today's attempt is unused
+    rated: bool = False  # changes both racers' ratings (docs/ratings.md); both need a hello
+    private: bool = False  # kept off the list of live races (its link still works)
 
     @model_validator(mode="after")
     def _check_combinations(self) -> Create:
@@ -101,6 +103,10 @@ class Create(Message):
             raise ValueError("the daily challenge deals its own deal: no seed or deal number")
         if not self.daily and self.ranked is not None:
             raise ValueError("ranked is for the daily challenge only")
+        if self.rated and (self.seats != 2 or self.bot is not None or self.daily):
+            raise ValueError("a rated race is between two people (no bot, not the daily challenge)")
+        if self.rated and (self.seed is not None or self.deal is not None):
+            raise ValueError("a rated race is on a deal nobody chose: no seed or deal number")
         return self
 
 
@@ -192,6 +198,48 @@ class StatsRequest(Message):
 
 
 Cursor = Annotated[str, Field(pattern=f"^[0-9]{{1,15}}\\.[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")]
+#: The clocks a quick race offers: each (variant, clock) is a queue of its own.
+QuickClock = Literal[180, 300, 600]
+
+
+class QuickRace(Message):
+    """Race anyone: wait for an opponent of a close rating (needs hello); ``quick_cancel`` to stop."""
+
+    type: Literal["quick"] = "quick"
+    variant: VariantName = "classic"
+    time_limit_s: QuickClock = 300
+
+
+class QuickCancel(Message):
+    type: Literal["quick_cancel"] = "quick_cancel"
+
+
+class LiveRequest(Message):
+    """The races being played that anyone may watch; the list follows until ``live_stop``."""
+
+    type: Literal["live"] = "live"
+    order: Literal["newest", "closest"] = "newest"
+    limit: int = Field(default=20, ge=1, le=100)
+
+
+class LiveStop(Message):
+    type: Literal["live_stop"] = "live_stop"
+
+
+class RatingsRequest(Message):
+    """A player's ratings by variant, with their history: one's own (after hello) or another's."""
+
+    type: Literal["ratings"] = "ratings"
+    player: PlayerId | None = None
+
+
+class RatingBoardRequest(Message):
+    """The best ratings of a variant, a page from rank ``start + 1`` on."""
+
+    type: Literal["rating_board"] = "rating_board"
+    variant: VariantName = "classic"
+    start: int = Field(default=0, ge=0, le=1_000_000)
+    limit: int = Field(default=20, ge=1, le=100)
 
 
 class HistoryRequest(Message):
@@ -222,7 +270,13 @@ ClientMessage = Annotated[
     | DaysRequest
     | ReplayRequest
     | StatsRequest
-    | HistoryRequest,
+    | HistoryRequest
+    | QuickRace
+    | QuickCancel
+    | LiveRequest
+    | LiveStop
+    | RatingsRequest
+    | RatingBoardRequest,
     Field(discriminator="type"),
 ]
 
@@ -271,6 +325,7 @@ class SeatInfo(Message):
     ready: bool
     connected: bool
     rematch: bool = False  # asked for a rematch (after the result)
+    rating: int | None = None  # in a rated race: the racer's rating in its variant when seated
 
 
 class Welcome(Message):
@@ -282,9 +337,9 @@ class Welcome(Message):
 
 
 class Seated(Message):
-    """Answer to ``create``/``join``: keep ``token`` secret; it reclaims the seat."""
+    """Answer to ``create``/``join`` (``paired``: a quick race found an opponent): keep ``token`` secret."""
 
-    type: Literal["created", "joined"]
+    type: Literal["created", "joined", "paired"]
     match: MatchCode
     seat: Seat
     token: str
@@ -306,6 +361,10 @@ class Lobby(Message):
     # while it is played, spectators see each board only as far as every racer has drawn
     # (a race on a hidden stock: docs/protocol.md, "What spectators see of a live race")
     boards_lag: bool = False
+    rated: bool = False  # its result changes both racers' ratings
+    quick: bool = False  # paired from the quick-race queue: each racer must be ready by ``ready_by``
+    ready_by: int | None = None
+    called_off: bool = False  # a quick race whose racer was not ready in time: it never starts
 
 
 class Countdown(Message):
@@ -393,6 +452,7 @@ class Result(Message):
     daily: Day | None = None
     ranked: bool = False
     practice: bool = False  # a game alone with hints and undo: it counts in no figures
+    rated: bool = False  # created rated (a quick race, or a friendly race marked so): docs/ratings.md
 
     @model_validator(mode="before")
     @classmethod
@@ -593,6 +653,114 @@ class History(Message):
     next: str | None  # cursor for the next page, None at the end
 
 
+class Queued(Message):
+    """In the quick-race queue since ``since`` (``again``: put back at its head, the opponent never readied)."""
+
+    type: Literal["queued"] = "queued"
+    variant: str
+    time_limit_s: int
+    since: int
+    rating: int
+    again: bool = False
+
+
+class Unqueued(Message):
+    """Out of the queue: ``cancelled`` by you; ``elsewhere``: your place went to your newer connection."""
+
+    type: Literal["unqueued"] = "unqueued"
+    reason: Literal["cancelled", "elsewhere"]
+
+
+class RatingChange(Message):
+    seat: Seat
+    player: str
+    before: int
+    after: int
+    provisional: bool  # still among a player's first rated races
+
+
+class Rated(Message):
+    """After a rated race's result: each racer's rating before and after it."""
+
+    type: Literal["rated"] = "rated"
+    match: MatchCode
+    variant: str
+    seats: list[RatingChange]
+
+
+class LiveRacer(Message):
+    seat: Seat
+    name: str
+    rating: int | None  # in a rated race
+    leftover: int
+    moves: int
+    finished: bool
+
+
+class LiveRace(Message):
+    match: MatchCode
+    variant: str
+    time_limit_s: int
+    rated: bool
+    started_at: int
+    ends_at: int
+    racers: list[LiveRacer]
+
+
+class Live(Message):
+    """The listed live races (``total`` of them), in ``order``: sent again as it changes, until ``live_stop``."""
+
+    type: Literal["live"] = "live"
+    order: Literal["newest", "closest"]
+    races: list[LiveRace]
+    total: int
+
+
+class RatingPointInfo(Message):
+    at: int
+    match: MatchCode
+    rating: int
+
+
+class VariantRating(Message):
+    variant: str
+    rating: int
+    deviation: int  # sigma: how unsure the rating still is
+    provisional: bool
+    games: int
+    wins: int
+    losses: int
+    draws: int
+    rank: int | None  # on the variant's board of the best (not while provisional)
+    history: list[RatingPointInfo]  # after each rated race, oldest first (the latest 200)
+
+
+class Ratings(Message):
+    type: Literal["ratings"] = "ratings"
+    player: str
+    name: str
+    variants: list[VariantRating]
+
+
+class RatingBoardEntry(Message):
+    rank: int
+    player: str
+    name: str
+    rating: int
+    games: int
+
+
+class RatingBoard(Message):
+    """A page of a variant's best ratings (players past their provisional races); ``you``: the asker's line."""
+
+    type: Literal["rating_board"] = "rating_board"
+    variant: str
+    start: int
+    entries: list[RatingBoardEntry]
+    total: int
+    you: RatingBoardEntry | None
+
+
 class Error(Message):
     type: Literal["error"] = "error"
     code: ErrorCode
@@ -622,6 +790,12 @@ ServerMessage = Annotated[
     | Replay
     | Stats
     | History
+    | Queued
+    | Unqueued
+    | Rated
+    | Live
+    | Ratings
+    | RatingBoard
     | Error,
     Field(discriminator="type"),
 ]

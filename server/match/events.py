@@ -36,6 +36,9 @@ class Opened(_Event):
     daily: str | None = None  # the UTC day of a daily-challenge deal
     ranked: bool = False  # counts for that day's leaderboard
     chosen: bool = False  # its creator chose the deal (a seed or deal number): they may know it
+    rated: bool = False  # its result changes the racers' ratings (server/ratings.py)
+    private: bool = False  # kept off the list of live races
+    ready_by: int | None = None  # a quick race: called off unless every racer is ready by then
 
 
 class SeatTaken(_Event):
@@ -44,6 +47,8 @@ class SeatTaken(_Event):
     name: str
     token_hash: str
     player: str | None = None
+    rating: int | None = None  # the player's rating in the variant as they sat down (a rated race)
+    queued_since: int | None = None  # a quick race: when they joined the queue (their place in it)
 
 
 class Left(_Event):
@@ -123,6 +128,13 @@ class Decided(_Event):
     result: Result
 
 
+class CalledOff(_Event):
+    """A quick race's racers in ``absent`` were not ready in time (or left): it never starts."""
+
+    kind: Literal["called_off"] = "called_off"
+    absent: list[int]
+
+
 class RematchAsked(_Event):
     kind: Literal["rematch_asked"] = "rematch_asked"
     seat: int
@@ -147,7 +159,8 @@ Event = Annotated[
     | Ended
     | Decided
     | RematchAsked
-    | RematchOpened,
+    | RematchOpened
+    | CalledOff,
     Field(discriminator="kind"),
 ]
 

@@ -19,6 +19,7 @@ from .. import daily
 from .. import protocol as p
 from ..engine import Game, Move
 from .events import (
+    CalledOff,
     Connected,
     CountdownStarted,
     Decided,
@@ -85,7 +86,14 @@ def lobby(m: Match, ev: int | None = None) -> p.Lobby:
         time_limit_s=m.time_limit_s,
         status=m.status,
         seats=[
-            p.SeatInfo(seat=n, name=s.name, ready=s.ready, connected=s.conn is not None, rematch=s.rematch)
+            p.SeatInfo(
+                seat=n,
+                name=s.name,
+                ready=s.ready,
+                connected=s.conn is not None,
+                rematch=s.rematch,
+                rating=s.rating,
+            )
             for n, s in enumerate(m.seats)
             if s is not None
         ],
@@ -93,6 +101,10 @@ def lobby(m: Match, ev: int | None = None) -> p.Lobby:
         ranked=m.ranked,
         chosen_deal=m.chosen,
         boards_lag=m.spectators_lag,
+        rated=m.rated,
+        quick=m.ready_by is not None,
+        ready_by=m.ready_by,
+        called_off=m.called_off,
     )
 
 
@@ -118,7 +130,7 @@ def render(m: Match, e: Event, wanted: Callable[[Audience], bool] = lambda _: Tr
     nobody (a process without the mover's connection, a race with no
     spectators).
     """
-    if isinstance(e, SeatTaken | Left | Readied | Connected | Disconnected | RematchAsked):
+    if isinstance(e, SeatTaken | Left | Readied | Connected | Disconnected | RematchAsked | CalledOff):
         return [(ALL, lobby(m, e.ev))]
     if isinstance(e, CountdownStarted):
         return [(ALL, lobby(m, e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]

@@ -22,6 +22,7 @@ from ..engine import Game, IllegalMove, InvalidMove, Move, get_variant, rating
 from ..errors import ErrorCode, Refused
 from ..protocol import Reason, Status
 from .events import (
+    CalledOff,
     Connected,
     CountdownStarted,
     Decided,
@@ -41,6 +42,8 @@ from .events import (
 )
 
 COUNTDOWN_MS = 3000
+#: A quick race's racers have this long from the pairing to be ready, or it is called off.
+READY_WITHIN_MS = 15_000
 DEFAULT_GRACE_MS = 60_000
 #: Plays a racer may make in one game: games take tens to a few hundred, but piles may be
 #: moved back and forth without end, and some work grows with a game's plays (an old seq's
@@ -76,6 +79,8 @@ class SeatState:
     name: str
     token_hash: str
     player: str | None
+    rating: int | None = None  # shown in the lobby of a rated race
+    queued_since: int | None = None  # a quick race: the racer's place in the queue
     ready: bool = False
     conn: str | None = None
     gone_since: int | None = None  # disconnected during play since (ms)
@@ -94,6 +99,17 @@ class SeatState:
     @property
     def last_seq(self) -> int:
         return len(self.seq_moves)
+
+
+@dataclass(frozen=True)
+class QuickRacer:
+    """A player the quick-race queue paired: their seat's token is known only to their connection."""
+
+    player: str
+    name: str
+    rating: int
+    since: int  # when they joined the queue
+    token_hash: str
 
 
 @dataclass
@@ -116,6 +132,10 @@ class Match:
         self.daily = opened.daily
         self.ranked = opened.ranked
         self.chosen = opened.chosen
+        self.rated = opened.rated
+        self.private = opened.private
+        self.ready_by = opened.ready_by
+        self.called_off = False
         self.created_at = opened.at
         self.grace_ms = grace_ms
         self.seats: list[SeatState | None] = [None] * opened.seats
@@ -247,6 +267,9 @@ class Match:
         daily: str | None = None,
         ranked: bool = False,
         chosen: bool = False,
+        rated: bool = False,
+        private: bool = False,
+        rating: int | None = None,
     ) -> list[Event]:
         return [
             Opened(
@@ -261,9 +284,46 @@ class Match:
                 daily=daily,
                 ranked=ranked,
                 chosen=chosen,
+                rated=rated,
+                private=private,
             ),
-            SeatTaken(ev=2, at=now, seat=0, name=name, token_hash=hash_token(token), player=player),
+            SeatTaken(
+                ev=2, at=now, seat=0, name=name, token_hash=hash_token(token), player=player, rating=rating
+            ),
         ]
+
+    @staticmethod
+    def open_quick(
+        match_id: str, *, variant: str, seed: str, time_limit_s: int, racers: list[QuickRacer], now: int
+    ) -> list[Event]:
+        """A quick race: both racers seated at once, rated, to be ready within ``READY_WITHIN_MS``."""
+        events: list[Event] = [
+            Opened(
+                ev=1,
+                at=now,
+                match=match_id,
+                variant=variant,
+                seed=seed,
+                seats=2,
+                time_limit_s=time_limit_s,
+                rated=True,
+                ready_by=now + READY_WITHIN_MS,
+            )
+        ]
+        for n, r in enumerate(racers):
+            events.append(
+                SeatTaken(
+                    ev=n + 2,
+                    at=now,
+                    seat=n,
+                    name=r.name,
+                    token_hash=r.token_hash,
+                    player=r.player,
+                    rating=r.rating,
+                    queued_since=r.since,
+                )
+            )
+        return events
 
     def rematch_log(self, new_match: str, seed: str, now: int) -> list[Event]:
         """The opening events of the rematch: a new seed, the same seats and tokens."""
@@ -277,6 +337,8 @@ class Match:
                 seats=self.capacity,
                 time_limit_s=self.time_limit_s,
                 practice=self.practice,
+                rated=self.rated,
+                private=self.private,
             )
         ]
         for n, s in enumerate(self.seats):
@@ -293,9 +355,15 @@ class Match:
                 )
         return events
 
-    def decide_join(self, name: str, token: str, player: str | None, now: int) -> list[Event]:
+    def decide_join(
+        self, name: str, token: str, player: str | None, now: int, rating: int | None = None
+    ) -> list[Event]:
         if self.status != "lobby":
             raise Refused(ErrorCode.WRONG_PHASE, "this match has already started")
+        if self.called_off:
+            raise Refused(ErrorCode.NOT_FOUND, "this race was called off")
+        if self.rated and player is None:
+            raise Refused(ErrorCode.NOT_ALLOWED, "this race is rated: say hello first, to be rated")
         if self._has_player(player):
             raise Refused(ErrorCode.NOT_ALLOWED, "you already hold a seat in this match: resume it")
         free = [n for n, s in enumerate(self.seats) if s is None]
@@ -305,7 +373,15 @@ class Match:
             raise Refused(ErrorCode.NOT_FOUND, "everyone left this race: it was called off")
         c = self._next()
         return [
-            SeatTaken(ev=c(), at=now, seat=free[0], name=name, token_hash=hash_token(token), player=player)
+            SeatTaken(
+                ev=c(),
+                at=now,
+                seat=free[0],
+                name=name,
+                token_hash=hash_token(token),
+                player=player,
+                rating=rating if self.rated else None,
+            )
         ]
 
     def decide_connect(self, seat: int, conn: str, now: int) -> list[Event]:
@@ -319,6 +395,8 @@ class Match:
         return [Disconnected(ev=self.ev + 1, at=now, seat=seat, conn=conn)]
 
     def decide_leave(self, seat: int, now: int) -> list[Event]:
+        if self.status == "lobby" and self.ready_by is not None:  # a quick race: called off, not reopened
+            return [] if self.called_off else [CalledOff(ev=self.ev + 1, at=now, absent=[seat])]
         if self.status == "lobby":
             return [Left(ev=self.ev + 1, at=now, seat=seat)]
         if self.status in ("countdown", "playing") and self.seat(seat).ended is None:
@@ -328,6 +406,8 @@ class Match:
     def decide_ready(self, seat: int, now: int) -> list[Event]:
         if self.status != "lobby":
             raise Refused(ErrorCode.WRONG_PHASE, "the match is not in its lobby")
+        if self.called_off:
+            raise Refused(ErrorCode.WRONG_PHASE, "this race was called off")
         daily.check_ready(self.daily, self.ranked, now)
         if self.seat(seat).ready:
             return []
@@ -397,6 +477,9 @@ class Match:
 
     def tick(self, now: int) -> list[Event]:
         """Events that are due by ``now``: start after the countdown, time-outs, abandonment."""
+        if self._ready_due(now):
+            absent = [n for n, s in enumerate(self.seats) if s is None or not s.ready]
+            return [CalledOff(ev=self.ev + 1, at=now, absent=absent)]
         if self.status == "countdown" and now >= self.starts_at:
             start = self.starts_at
             return [Started(ev=self.ev + 1, at=start, ends_at=self._ends_at(start))]
@@ -417,6 +500,8 @@ class Match:
 
     def next_deadline(self) -> int | None:
         """When ``tick`` next has something to do (ms), if ever."""
+        if self.status == "lobby" and self.ready_by is not None and not self.called_off:
+            return self.ready_by
         if self.status == "countdown":
             return self.starts_at
         if self.status != "playing":
@@ -427,6 +512,12 @@ class Match:
             if s is not None and s.gone_since is not None:
                 times.append(s.gone_since + self.grace_ms)
         return min(times)
+
+    def _ready_due(self, now: int) -> bool:
+        """Whether a quick race's time to get ready is up before it started."""
+        return (
+            self.status == "lobby" and self.ready_by is not None and not self.called_off and now >= self.ready_by
+        )
 
     def _open_seats(self) -> list[int]:
         return [n for n, s in enumerate(self.seats) if s is not None and s.ended is None]
@@ -480,6 +571,7 @@ class Match:
             daily=self.daily,
             ranked=self.ranked,
             practice=self.practice,
+            rated=self.rated,
         )
 
     # --------------------------------------------------------------- fold
@@ -489,7 +581,7 @@ class Match:
             raise ValueError(f"match {self.id}: event {e.ev} does not follow {self.ev}")
         self.ev = e.ev
         if isinstance(e, SeatTaken):
-            self.seats[e.seat] = SeatState(e.name, e.token_hash, e.player)
+            self.seats[e.seat] = SeatState(e.name, e.token_hash, e.player, e.rating, e.queued_since)
         elif isinstance(e, Left):
             self.seats[e.seat] = None
         elif isinstance(e, Readied):
@@ -535,6 +627,8 @@ class Match:
             self.seat(e.seat).rematch = True
         elif isinstance(e, RematchOpened):
             self.rematch_match = e.match
+        elif isinstance(e, CalledOff):
+            self.called_off = True
 
     def release_held(self) -> None:
         """Show spectators every held play that no racer still playing can learn from any more.

@@ -9,14 +9,16 @@ before it returns: a move is acknowledged, and a result sent, only after that.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from ..errors import Conflict as Conflict
 from ..errors import StoreUnavailable as StoreUnavailable
 from ..match.events import Event
-from ..protocol import Result
+from ..protocol import LiveRace, Rated, Result
+from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
 
 
@@ -68,6 +70,42 @@ class PlayerRecord:
     key_hash: str
     name: str
     created_at: int
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    """A player's one place in the quick-race queue (``server/quick.py``)."""
+
+    player: str
+    name: str
+    conn: str  # the connection that waits: the only one told when the player is paired
+    variant: str
+    time_limit_s: int
+    rating: int
+    since: int  # when the player joined (their place: the longest waiting are paired first)
+    token_hash: str  # of the seat token their connection keeps, for the race they are paired into
+
+    @property
+    def pool(self) -> tuple[str, int]:
+        """The queue this place is in: players are paired only within one."""
+        return self.variant, self.time_limit_s
+
+    def dump(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def load(cls, text: str | bytes) -> QueueEntry:
+        return cls(**json.loads(text))
+
+
+@dataclass(frozen=True)
+class BoardPlace:
+    """A line of a variant's board of the best ratings."""
+
+    rank: int
+    player: str
+    name: str
+    rating: PlayerRating
 
 
 class Store(Protocol):
@@ -146,6 +184,59 @@ class Store(Protocol):
         hour), and without this every lobby ever opened would stay for good.
         A store whose keys expire on their own (Redis) has nothing to do.
         """
+
+    # ------------------------------------------------------------------ ratings
+    # A rated result (``ratings.is_rated``) is applied once, as part of its decision: SQLite in
+    # its transaction, Redis as one more follow-up step (docs/deploy.md).
+
+    async def ratings(self, player: str) -> dict[str, PlayerRating]:
+        """The player's rating in each variant they have a rated race in."""
+
+    async def rating_history(self, player: str, variant: str, limit: int) -> list[RatingPoint]:
+        """The player's rating after each of their latest ``limit`` rated races, oldest first."""
+
+    async def rating_change(self, variant: str, match: str) -> Rated | None:
+        """What a rated race changed (None: not applied, or not rated)."""
+
+    async def rating_board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
+        """Ranks ``start + 1`` to ``start + limit`` of the variant's board (past the provisional races), and its size."""
+
+    async def rating_rank(self, variant: str, player: str) -> int | None:
+        """The player's rank on the variant's board, if they are on it."""
+
+    async def rating_log(self, variant: str) -> list[str]:
+        """Every rated race of the variant, in the order it was applied."""
+
+    # ------------------------------------------------------------- quick races
+
+    async def queue_join(self, entry: QueueEntry) -> tuple[QueueEntry, QueueEntry | None]:
+        """Give the player their one place (what is stored, and the place it replaced).
+
+        A place they hold already (another tab) is replaced by this connection's,
+        keeping its ``since`` when the queue is the same: two connections hold one place.
+        """
+
+    async def queue_leave(self, player: str, conn: str) -> bool:
+        """Take the player's place out if ``conn`` holds it; whether it did."""
+
+    async def queue_entries(self) -> list[QueueEntry]: ...
+
+    async def queue_claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
+        """Take both places out, as they are, for ``match``: False (nothing done) if either changed."""
+
+    async def queue_paired(self, player: str) -> str | None:
+        """The quick race the player was last paired into."""
+
+    async def queue_lease(self, instance: str, ttl_ms: int) -> bool:
+        """Whether process ``instance`` is the one pairing players, for the next ``ttl_ms`` (taken or renewed)."""
+
+    # -------------------------------------------------------------- live races
+
+    async def list_races(self, races: Sequence[LiveRace]) -> None:
+        """Put or refresh these races on the list of live races (a decided one stays off it)."""
+
+    async def live_races(self) -> list[LiveRace]:
+        """The listed races (a race leaves the list with its decision, or past its end)."""
 
     async def close(self) -> None: ...
 

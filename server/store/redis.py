@@ -66,12 +66,15 @@ from redis.asyncio import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import AskError, ClusterDownError, ClusterError, MovedError, RedisError, TryAgainError
 
+from .. import ratings
 from ..errors import Conflict, StoreUnavailable
 from ..match.events import Connected, CountdownStarted, Decided, Disconnected, Event, Moved, decode_events
-from ..protocol import PLAYER_ID_PATTERN, Result
+from ..protocol import PLAYER_ID_PATTERN, LiveRace, Rated, Result
+from ..ratings import PlayerRating, RatingPoint
 from ..redis_link import UNANSWERED, Client, connect, hash_tag
 from ..stats import Totals, fold
-from . import BoardRow, DailyBoard, PlayerRecord, board_rows
+from . import BoardPlace, BoardRow, DailyBoard, PlayerRecord, QueueEntry, board_rows
+from .redis_ratings import SharedData
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +89,7 @@ DAYS = "grip:daily:days"
 BOARD_SCALE = 10**10  # a board entry's zset score: score * BOARD_SCALE + ms to finish
 #: How long a master may take to hear from its replicas before a write counts as not confirmed.
 WAIT_MS = 1000
-MIGRATION_WAIT_S = 2.0  # how long a script waits out its slot's migration (``RedisStore._script``)
+MIGRATION_WAIT_S = 2.0  # how long a script waits out its slot's migration (``RedisStore.script``)
 SYNCED_TTL_MS = 60_000  # the marker written before a WAIT: only its replication matters
 FOLD_ATTEMPTS = 16  # a player's totals changed by another decision meanwhile: fold again
 
@@ -220,22 +223,27 @@ class RedisStore:
         self._replicas = replicas
         self._append = client.register_script(APPEND)
         self._fold = client.register_script(FOLD)
+        self._shared = SharedData(self)
 
     @classmethod
     async def connect(cls, url: str, *, replicas: int = 0) -> RedisStore:
         return cls(await connect(url, replicas=replicas), replicas=replicas)
 
     @property
+    def client(self) -> Client:
+        return self._redis
+
+    @property
     def clustered(self) -> bool:
         return isinstance(self._redis, RedisCluster)
 
-    async def _call(self, coro: Any) -> Any:
+    async def call(self, coro: Any) -> Any:
         try:
             return await coro
         except UNANSWERED as exc:
             raise StoreUnavailable(str(exc)) from None
 
-    async def _script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
+    async def script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
         """Run a script, again while its slot is between two masters (a migration), for a while.
 
         Mid-migration a script whose keys are not all on one side is refused
@@ -268,7 +276,7 @@ class RedisStore:
         except (RedisError, OSError, TimeoutError):
             return False
 
-    async def _replicated(self, key: str) -> None:
+    async def replicated(self, key: str) -> None:
         """Return once ``key``'s last write is on the replicas asked for (``replicas``).
 
         A marker is written in ``key``'s slot and ``WAIT`` sent on the same
@@ -290,10 +298,10 @@ class RedisStore:
                     pipe.execute_command("WAIT", self._replicas, WAIT_MS)
                     run = pipe.execute()
                 try:
-                    _, copies = await self._call(run)
+                    _, copies = await self.call(run)
                 except (MovedError, AskError):  # the slot moved: ask its new master
                     assert isinstance(self._redis, RedisCluster)
-                    await self._call(self._redis.nodes_manager.initialize())
+                    await self.call(self._redis.nodes_manager.initialize())
                     continue
             if int(copies) >= self._replicas:
                 return
@@ -307,16 +315,16 @@ class RedisStore:
         decided = next((e for e in events if isinstance(e, Decided)), None)
         if decided is not None or any(isinstance(e, CountdownStarted) for e in events):
             # on the to-do list before the log says it runs: a crash between leaves only a lobby listed
-            await self._call(self._redis.sadd(RUNNING, match_id))
-            await self._replicated(RUNNING)
+            await self.call(self._redis.sadd(RUNNING, match_id))
+            await self.replicated(RUNNING)
         mover = events[0].seat if rebase and isinstance(events[0], Moved) else -1
         args: list[Any] = [expected_ev, len(events), FINISHED_TTL_S, int(rebase), mover, UNDECIDED_TTL_S]
         for e in events:
             args += _args(e)
-        ok, shift = await self._call(self._script(self._append, keys, args))
+        ok, shift = await self.call(self.script(self._append, keys, args))
         if ok != 1:  # shift is then the log's last ev
             raise Conflict(match_id, behind=ok == -2 or int(shift) < expected_ev)
-        await self._replicated(keys[0])
+        await self.replicated(keys[0])
         if decided is not None:
             await self._follow_up_or_later(decided.result)
         return int(shift)
@@ -342,18 +350,21 @@ class RedisStore:
                 for r in rows:
                     pipe.zadd(f"{key}:board", {r.player: r.score * BOARD_SCALE + r.time_ms})
                     pipe.hset(f"{key}:entries", r.player, json.dumps(asdict(r)))
-                await self._call(pipe.execute())
-            await self._replicated(key)
-            await self._call(self._redis.zadd(DAYS, {result.daily: 0}))
-            await self._replicated(DAYS)
-        await self._call(self._redis.zadd(RESULTS, {result.match: result.decided_at}))
-        await self._replicated(RESULTS)
+                await self.call(pipe.execute())
+            await self.replicated(key)
+            await self.call(self._redis.zadd(DAYS, {result.daily: 0}))
+            await self.replicated(DAYS)
+        await self.call(self._redis.zadd(RESULTS, {result.match: result.decided_at}))
+        await self.replicated(RESULTS)
+        if ratings.is_rated(result):
+            await self._shared.rate(result)
+        await self._shared.unlist(result.match)
         await self._off_the_list(result.match)
 
     async def _off_the_list(self, match_id: str) -> None:
         """The last step: every follow-up of the match's decision has landed."""
-        await self._call(self._redis.srem(RUNNING, match_id))
-        await self._replicated(RUNNING)
+        await self.call(self._redis.srem(RUNNING, match_id))
+        await self.replicated(RUNNING)
 
     async def _fold_in(self, player: str, result: Result) -> None:
         """Enter the result in the player's index and fold it into their totals, unless it is there."""
@@ -363,13 +374,13 @@ class RedisStore:
             folded = totals.model_copy(deep=True)
             folded.add(result, player)
             args: list[Any] = [totals.games, folded.model_dump_json(), result.decided_at, result.match]
-            if await self._call(self._script(self._fold, keys, args)):
-                await self._replicated(keys[0])
+            if await self.call(self.script(self._fold, keys, args)):
+                await self.replicated(keys[0])
                 return
         raise StoreUnavailable(f"the totals of {player} kept changing")
 
     async def totals(self, player: str) -> Totals:
-        raw = await self._call(self._redis.get(player_keys(player)[1]))
+        raw = await self.call(self._redis.get(player_keys(player)[1]))
         if raw is None:
             return await self._fold_legacy_results(player)
         return Totals.model_validate_json(raw)
@@ -384,7 +395,7 @@ class RedisStore:
         """
         legacy = f"grip:player:{player}:results"
         for _ in range(FOLD_ATTEMPTS):
-            entries = await self._call(self._redis.zrange(legacy, 0, -1, withscores=True))
+            entries = await self.call(self._redis.zrange(legacy, 0, -1, withscores=True))
             results = await self._results([m.decode() for m, _ in entries])
             if not results:
                 return Totals()
@@ -392,9 +403,9 @@ class RedisStore:
             args: list[Any] = [0, totals.model_dump_json()]
             for r in results:
                 args += [r.decided_at, r.match]
-            if await self._call(self._script(self._fold, player_keys(player), args)):
-                await self._call(self._redis.delete(legacy))
-                raw = await self._call(self._redis.get(player_keys(player)[1]))
+            if await self.call(self.script(self._fold, player_keys(player), args)):
+                await self.call(self._redis.delete(legacy))
+                raw = await self.call(self._redis.get(player_keys(player)[1]))
                 return totals if raw is None else Totals.model_validate_json(raw)
         raise StoreUnavailable(f"the totals of {player} kept changing")
 
@@ -405,27 +416,27 @@ class RedisStore:
         async with self._redis.pipeline(transaction=False) as pipe:
             for m in matches:
                 pipe.get(match_keys(m)[2])
-            raws = await self._call(pipe.execute())
+            raws = await self.call(pipe.execute())
         return [Result.model_validate_json(raw) for raw in raws if raw is not None]
 
     async def confirm(self, match_id: str) -> None:
-        await self._replicated(match_keys(match_id)[0])
+        await self.replicated(match_keys(match_id)[0])
 
     async def heartbeat(self, instance: str, ttl_ms: int) -> None:
-        await self._call(self._redis.set(heartbeat_key(instance), 1, px=ttl_ms))
+        await self.call(self._redis.set(heartbeat_key(instance), 1, px=ttl_ms))
 
     async def alive(self, instances: Collection[str]) -> set[str]:
         names = sorted(instances)
         if not names:
             return set()
-        found = await self._call(self._redis.mget([heartbeat_key(name) for name in names]))
+        found = await self.call(self._redis.mget([heartbeat_key(name) for name in names]))
         return {name for name, value in zip(names, found, strict=True) if value is not None}
 
     async def running(self) -> dict[str, tuple[str, ...]]:
         """With the seats' leases. Ids whose log has expired (every process died under it) leave
         the list; a decided one has its follow-ups run again; a lobby listed just before a
         countdown that never landed waits (it may still start)."""
-        ids = sorted(m.decode() for m in await self._call(self._redis.smembers(RUNNING)))
+        ids = sorted(m.decode() for m in await self.call(self._redis.smembers(RUNNING)))
         async with self._redis.pipeline(transaction=False) as pipe:
             for match_id in ids:
                 keys = match_keys(match_id)
@@ -433,7 +444,7 @@ class RedisStore:
                 pipe.hget(keys[1], "status")
                 pipe.get(keys[5])
                 pipe.get(keys[6])
-            found = await self._call(pipe.execute())
+            found = await self.call(pipe.execute())
         out: dict[str, tuple[str, ...]] = {}
         gone: list[str] = []
         for i, match_id in enumerate(ids):
@@ -447,7 +458,7 @@ class RedisStore:
             elif status in (b"countdown", b"started"):
                 out[match_id] = tuple(lease.decode() for lease in leases if lease is not None)
         if gone:
-            await self._call(self._redis.srem(RUNNING, *gone))
+            await self.call(self._redis.srem(RUNNING, *gone))
         return out
 
     async def forget_lobbies(self, opened_before: int) -> int:
@@ -455,64 +466,64 @@ class RedisStore:
         return 0
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]:
-        entries = await self._call(self._redis.xrange(match_keys(match_id)[0], f"0-{after + 1}", "+"))
+        entries = await self.call(self._redis.xrange(match_keys(match_id)[0], f"0-{after + 1}", "+"))
         return decode_events(b"[" + b",".join(fields[b"e"] for _, fields in entries) + b"]")
 
     async def result(self, match_id: str) -> Result | None:
-        raw = await self._call(self._redis.get(match_keys(match_id)[2]))
+        raw = await self.call(self._redis.get(match_keys(match_id)[2]))
         return None if raw is None else Result.model_validate_json(raw)
 
     async def player(self, player_id: str) -> PlayerRecord | None:
-        h = await self._call(self._redis.hgetall(f"grip:player:{_checked(player_id)}"))
+        h = await self.call(self._redis.hgetall(f"grip:player:{_checked(player_id)}"))
         if not h:
             return None
         return PlayerRecord(player_id, h[b"key_hash"].decode(), h[b"name"].decode(), int(h[b"created_at"]))
 
     async def save_player(self, player: PlayerRecord) -> None:
         mapping = {"key_hash": player.key_hash, "name": player.name, "created_at": player.created_at}
-        await self._call(self._redis.hset(f"grip:player:{_checked(player.id)}", mapping=mapping))  # type: ignore[arg-type]
+        await self.call(self._redis.hset(f"grip:player:{_checked(player.id)}", mapping=mapping))  # type: ignore[arg-type]
 
     async def setting(self, key: str, fresh: str | None = None) -> str | None:
         if fresh is not None:
-            await self._call(self._redis.set(f"grip:setting:{key}", fresh, nx=True))
-        stored = await self._call(self._redis.get(f"grip:setting:{key}"))
+            await self.call(self._redis.set(f"grip:setting:{key}", fresh, nx=True))
+        stored = await self.call(self._redis.get(f"grip:setting:{key}"))
         return None if stored is None else str(stored.decode())
 
     async def claim_daily(self, day: str, player: str, match: str) -> str:
-        await self._call(self._redis.hsetnx(f"{daily_key(day)}:attempts", player, match))
-        await self._replicated(daily_key(day))
+        await self.call(self._redis.hsetnx(f"{daily_key(day)}:attempts", player, match))
+        await self.replicated(daily_key(day))
         return await self.daily_attempt(day, player) or match
 
     async def daily_attempt(self, day: str, player: str) -> str | None:
-        held = await self._call(self._redis.hget(f"{daily_key(day)}:attempts", player))
+        held = await self.call(self._redis.hget(f"{daily_key(day)}:attempts", player))
         return None if held is None else str(held.decode())
 
     async def leaderboard(self, day: str, player: str | None, limit: int = 100) -> DailyBoard:
         key = daily_key(day)
-        players = await self._call(self._redis.zrange(f"{key}:board", 0, limit - 1))
-        details = await self._call(self._redis.hmget(f"{key}:entries", players)) if players else []
+        players = await self.call(self._redis.zrange(f"{key}:board", 0, limit - 1))
+        details = await self.call(self._redis.hmget(f"{key}:entries", players)) if players else []
         top = [BoardRow(**json.loads(d)) for d in details if d is not None]
         you = None
         if player is not None:
-            mine = await self._call(self._redis.hget(f"{key}:entries", player))
+            mine = await self.call(self._redis.hget(f"{key}:entries", player))
             if mine is not None:
                 row = BoardRow(**json.loads(mine))
-                ahead = await self._call(
+                ahead = await self.call(
                     self._redis.zcount(f"{key}:board", "-inf", f"({row.score * BOARD_SCALE + row.time_ms}")
                 )
                 you = (int(ahead) + 1, row)
         async with self._redis.pipeline(transaction=False) as pipe:
             for score in range(97):
                 pipe.zcount(f"{key}:board", score * BOARD_SCALE, (score + 1) * BOARD_SCALE - 1)
-            counts = await self._call(pipe.execute())
+            counts = await self.call(pipe.execute())
         return DailyBoard(top, you, {score: int(n) for score, n in enumerate(counts) if n})
 
     async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
-        days = await self._call(self._redis.zrevrangebylex(DAYS, f"({before}", "-", start=0, num=limit))
+        days = await self.call(self._redis.zrevrangebylex(DAYS, f"({before}", "-", start=0, num=limit))
         out = []
         for raw in days:
             day = raw.decode()
-            out.append((day, int(await self._call(self._redis.zcard(f"{daily_key(day)}:board")))))
+            out.append((day, int(await self.call(self._redis.zcard(f"{daily_key(day)}:board")))))
         return out
 
     async def player_results(
@@ -525,17 +536,59 @@ class RedisStore:
         if before is not None:
             top = before[0]
             if wanted is not None:  # the entries at the cursor's very time may be on either side of it
-                wanted += int(await self._call(self._redis.zcount(key, top, top)))
+                wanted += int(await self.call(self._redis.zcount(key, top, top)))
         if wanted is None:
             found = self._redis.zrevrangebyscore(key, top, "-inf", withscores=True)
         else:
             found = self._redis.zrevrangebyscore(key, top, "-inf", start=0, num=wanted, withscores=True)
-        entries = await self._call(found)
+        entries = await self.call(found)
         # newest first, ties by match id descending: the order of the SQLite store
         rows = sorted(((int(at), m.decode()) for m, at in entries), reverse=True)
         if before is not None:
             rows = [r for r in rows if r < before]
         return await self._results([m for _, m in rows[:limit]])
+
+    async def ratings(self, player: str) -> dict[str, PlayerRating]:
+        return await self._shared.ratings(player)
+
+    async def rating_history(self, player: str, variant: str, limit: int) -> list[RatingPoint]:
+        return await self._shared.history(player, variant, limit)
+
+    async def rating_change(self, variant: str, match: str) -> Rated | None:
+        return await self._shared.change(variant, match)
+
+    async def rating_board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
+        return await self._shared.board(variant, start, limit)
+
+    async def rating_rank(self, variant: str, player: str) -> int | None:
+        return await self._shared.rank(variant, player)
+
+    async def rating_log(self, variant: str) -> list[str]:
+        return await self._shared.log(variant)
+
+    async def queue_join(self, entry: QueueEntry) -> tuple[QueueEntry, QueueEntry | None]:
+        return await self._shared.join(entry)
+
+    async def queue_leave(self, player: str, conn: str) -> bool:
+        return await self._shared.leave(player, conn)
+
+    async def queue_entries(self) -> list[QueueEntry]:
+        return await self._shared.entries()
+
+    async def queue_claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
+        return await self._shared.claim(pair, match)
+
+    async def queue_paired(self, player: str) -> str | None:
+        return await self._shared.paired(player)
+
+    async def queue_lease(self, instance: str, ttl_ms: int) -> bool:
+        return await self._shared.lease(instance, ttl_ms)
+
+    async def list_races(self, races: Sequence[LiveRace]) -> None:
+        await self._shared.list_races(races)
+
+    async def live_races(self) -> list[LiveRace]:
+        return await self._shared.live_races()
 
     async def close(self) -> None:
         await self._redis.aclose()

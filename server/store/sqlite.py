@@ -35,11 +35,14 @@ import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from .. import ratings
 from ..errors import Conflict, StoreUnavailable
 from ..match.events import CountdownStarted, Decided, Event, Opened, decode_events
-from ..protocol import Result
+from ..protocol import LiveRace, Rated, Result
+from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
-from . import BoardRow, DailyBoard, PlayerRecord, board_rows
+from . import BoardPlace, BoardRow, DailyBoard, PlayerRecord, QueueEntry, board_rows
+from .waiting import MemoryQueue
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY_S = 1.0
@@ -75,6 +78,20 @@ CREATE TABLE IF NOT EXISTS player_results (
     PRIMARY KEY (player, decided_at, match)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS player_totals (player TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ratings (
+    variant TEXT NOT NULL, player TEXT NOT NULL, body TEXT NOT NULL, mu REAL NOT NULL,
+    on_board INTEGER NOT NULL, PRIMARY KEY (variant, player)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ratings_board ON ratings (variant, on_board, mu, player);
+CREATE TABLE IF NOT EXISTS rating_log (
+    variant TEXT NOT NULL, seq INTEGER NOT NULL, match TEXT NOT NULL UNIQUE, change TEXT NOT NULL,
+    PRIMARY KEY (variant, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rating_history (
+    player TEXT NOT NULL, variant TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (player, variant, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS live_races (match TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
 """
 )
 
@@ -221,6 +238,7 @@ class SqliteStore:
         if "player_totals" not in tables:
             _fill_totals(self._db)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
+        self._queue = MemoryQueue()
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
@@ -316,6 +334,9 @@ class SqliteStore:
                 db.execute("INSERT OR IGNORE INTO running (match) VALUES (?)", (match_id,))
             elif isinstance(e, Decided):
                 db.execute("DELETE FROM running WHERE match = ?", (match_id,))
+                db.execute("DELETE FROM live_races WHERE match = ?", (match_id,))
+                if ratings.is_rated(e.result):
+                    self._rate(e.result)
                 db.execute(
                     "INSERT INTO results (match, decided_at, body) VALUES (?, ?, ?)",
                     (match_id, e.at, e.result.model_dump_json()),
@@ -343,6 +364,35 @@ class SqliteStore:
             "INSERT OR REPLACE INTO player_totals (player, body) VALUES (?, ?)",
             (player, totals.model_dump_json()),
         )
+
+    def _rate(self, result: Result) -> None:
+        """Apply a rated result to both racers' ratings, in the transaction that stores it: once."""
+        db, variant = self._db, result.variant
+        before = {
+            player: PlayerRating.model_validate_json(body)
+            for player, body in db.execute(
+                "SELECT player, body FROM ratings WHERE variant = ? AND player IN (?, ?)",
+                (variant, *ratings.rated_players(result)),
+            )
+        }
+        after = ratings.update(result, before)
+        change = ratings.change(result, before, after)
+        (seq,) = db.execute(
+            "SELECT coalesce(max(seq), 0) + 1 FROM rating_log WHERE variant = ?", (variant,)
+        ).fetchone()
+        db.execute(
+            "INSERT INTO rating_log (variant, seq, match, change) VALUES (?, ?, ?, ?)",
+            (variant, seq, result.match, change.model_dump_json()),
+        )
+        for player, rating in after.items():
+            db.execute(
+                "INSERT OR REPLACE INTO ratings (variant, player, body, mu, on_board) VALUES (?, ?, ?, ?, ?)",
+                (variant, player, rating.model_dump_json(), rating.mu, not rating.provisional),
+            )
+            db.execute(
+                "INSERT INTO rating_history (player, variant, seq, body) VALUES (?, ?, ?, ?)",
+                (player, variant, seq, ratings.point(result, rating).model_dump_json()),
+            )
 
     def _totals(self, player: str) -> Totals:
         row = self._db.execute("SELECT body FROM player_totals WHERE player = ?", (player,)).fetchone()
@@ -484,6 +534,92 @@ class SqliteStore:
                 raise StoreUnavailable(str(exc)) from exc
             raise
         return len(gone)
+
+    async def ratings(self, player: str) -> dict[str, PlayerRating]:
+        rows = self._db.execute("SELECT variant, body FROM ratings WHERE player = ?", (player,))
+        return {str(v): PlayerRating.model_validate_json(body) for v, body in rows}
+
+    async def rating_history(self, player: str, variant: str, limit: int) -> list[RatingPoint]:
+        rows = self._db.execute(
+            "SELECT body FROM rating_history WHERE player = ? AND variant = ? ORDER BY seq DESC LIMIT ?",
+            (player, variant, limit),
+        ).fetchall()
+        return [RatingPoint.model_validate_json(body) for (body,) in reversed(rows)]
+
+    async def rating_change(self, variant: str, match: str) -> Rated | None:
+        row = self._db.execute(
+            "SELECT change FROM rating_log WHERE variant = ? AND match = ?", (variant, match)
+        ).fetchone()
+        return None if row is None else Rated.model_validate_json(row[0])
+
+    async def rating_board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
+        rows = self._db.execute(
+            "SELECT r.player, coalesce(p.name, 'Player'), r.body FROM ratings r"
+            " LEFT JOIN players p ON p.id = r.player WHERE r.variant = ? AND r.on_board"
+            " ORDER BY r.mu DESC, r.player DESC LIMIT ? OFFSET ?",
+            (variant, limit, start),
+        ).fetchall()
+        (total,) = self._db.execute(
+            "SELECT count(*) FROM ratings WHERE variant = ? AND on_board", (variant,)
+        ).fetchone()
+        places = [
+            BoardPlace(start + i + 1, player, name, PlayerRating.model_validate_json(body))
+            for i, (player, name, body) in enumerate(rows)
+        ]
+        return places, int(total)
+
+    async def rating_rank(self, variant: str, player: str) -> int | None:
+        row = self._db.execute(
+            "SELECT mu FROM ratings WHERE variant = ? AND player = ? AND on_board", (variant, player)
+        ).fetchone()
+        if row is None:
+            return None
+        (ahead,) = self._db.execute(
+            "SELECT count(*) FROM ratings WHERE variant = ? AND on_board AND (mu > ? OR (mu = ? AND player > ?))",
+            (variant, row[0], row[0], player),
+        ).fetchone()
+        return int(ahead) + 1
+
+    async def rating_log(self, variant: str) -> list[str]:
+        rows = self._db.execute("SELECT match FROM rating_log WHERE variant = ? ORDER BY seq", (variant,))
+        return [str(m) for (m,) in rows]
+
+    async def queue_join(self, entry: QueueEntry) -> tuple[QueueEntry, QueueEntry | None]:
+        return self._queue.join(entry)
+
+    async def queue_leave(self, player: str, conn: str) -> bool:
+        return self._queue.leave(player, conn)
+
+    async def queue_entries(self) -> list[QueueEntry]:
+        return self._queue.entries()
+
+    async def queue_claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
+        return self._queue.claim(pair, match)
+
+    async def queue_paired(self, player: str) -> str | None:
+        return self._queue.paired(player)
+
+    async def queue_lease(self, instance: str, ttl_ms: int) -> bool:
+        """Always: one process uses the store."""
+        return True
+
+    async def list_races(self, races: Sequence[LiveRace]) -> None:
+        self._commit()  # a decision waiting for its turn goes first: its race stays off the list
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(
+                "INSERT OR REPLACE INTO live_races (match, body) SELECT ?, ?"
+                " WHERE NOT EXISTS (SELECT 1 FROM results WHERE match = ?)",
+                [(r.match, r.model_dump_json(), r.match) for r in races],
+            )
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            db.execute("ROLLBACK")
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def live_races(self) -> list[LiveRace]:
+        return [LiveRace.model_validate_json(body) for (body,) in self._db.execute("SELECT body FROM live_races")]
 
     async def close(self) -> None:
         self._commit()  # appends still waiting for their turn

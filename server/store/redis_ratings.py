@@ -1,0 +1,279 @@
+"""The Redis store's ratings, quick-race queue and list of live races: data every process shares.
+
+Each is global data, so each lives on one slot (one master of a cluster),
+its keys sharing a hash tag, so that one script may change them together:
+
+- ``grip:ratings:{ratings-V}:...`` for variant V: ``players`` (hash: player to
+  rating JSON), ``log`` (zset: rated match to its place in the order applied),
+  ``changes`` (hash: match to its ``rated`` message), ``board`` (zset: player
+  to mu, once past the provisional races), ``history:<player>`` (list of
+  rating points). A variant's rated races all go through its master: one
+  small script per race.
+- ``grip:quick:{quick}:...``: ``places`` (hash: player to queue place JSON),
+  ``paired:<player>`` (the quick race they were last paired into, 2 h),
+  ``lease`` (the process pairing players). Every join, leave and pairing
+  goes through one master: docs/deploy.md says what that costs.
+- ``grip:live:{live-races}:...``: ``races`` (hash: match to its listing),
+  ``over`` (zset: decided matches of the last hour, so that a listing written
+  late by a process that had not heard of the decision yet stays off).
+
+Rating a race is a follow-up of its decision (``RedisStore._follow_up``): the
+racers' ratings are read, the update computed here (``server/ratings.py``),
+and the RATE script writes both only if the match is not applied yet and
+neither rating changed since it was read (else: read again). So a race is
+rated exactly once, even when two processes run its follow-ups at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, get_args
+
+from .. import ratings
+from ..errors import StoreUnavailable
+from ..protocol import LiveRace, Rated, Result, VariantName, now_ms
+from ..ratings import PlayerRating, RatingPoint
+from . import BoardPlace, QueueEntry
+from .waiting import kept_place
+
+if TYPE_CHECKING:
+    from .redis import RedisStore
+
+RATE_ATTEMPTS = 16  # a racer's rating changed by another race meanwhile: compute again
+PAIRED_TTL_S = 2 * 3600  # longer than a quick race's lobby, countdown, longest clock and grace
+OVER_KEPT_MS = 3600_000  # decided matches the list remembers, against late listings
+LISTED_PAST_END_MS = 10 * 60_000  # a listing past its race's end by this much is stale: dropped
+QUICK_TAG = "{quick}"
+LIVE_TAG = "{live-races}"
+VARIANTS: tuple[str, ...] = get_args(VariantName)
+
+#: KEYS players, log, board, history of a, history of b, changes. ARGV the match, then for
+#: each racer: player, rating JSON as read ('' none), new JSON, board score ('' not on it),
+#: history point; then the change. 1 done (now or before), 0 a rating changed meanwhile.
+RATE = """
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 1 end
+for i = 0, 1 do
+  local cur = redis.call('HGET', KEYS[1], ARGV[2 + i * 5])
+  if (cur or '') ~= ARGV[3 + i * 5] then return 0 end
+end
+for i = 0, 1 do
+  local o = 2 + i * 5
+  redis.call('HSET', KEYS[1], ARGV[o], ARGV[o + 2])
+  if ARGV[o + 3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[o + 3], ARGV[o]) end
+  redis.call('RPUSH', KEYS[4 + i], ARGV[o + 4])
+end
+redis.call('ZADD', KEYS[2], redis.call('ZCARD', KEYS[2]) + 1, ARGV[1])
+redis.call('HSET', KEYS[6], ARGV[1], ARGV[12])
+return 1
+"""
+
+#: Compare and swap queue places. KEYS places, then the paired keys of a claim. ARGV the
+#: number of places, each as player, JSON expected ('' none), new ('' take out); then the
+#: match of a claim. 1 done, 0 (nothing done) when a place is not as expected.
+SWAP_PLACES = """
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  local cur = redis.call('HGET', KEYS[1], ARGV[2 + i * 3])
+  if (cur or '') ~= ARGV[3 + i * 3] then return 0 end
+end
+for i = 0, n - 1 do
+  local o = 2 + i * 3
+  if ARGV[o + 2] == '' then redis.call('HDEL', KEYS[1], ARGV[o])
+  else redis.call('HSET', KEYS[1], ARGV[o], ARGV[o + 2]) end
+end
+for k = 2, #KEYS do redis.call('SET', KEYS[k], ARGV[2 + n * 3], 'EX', ARGV[3 + n * 3]) end
+return 1
+"""
+
+LEASE = """
+local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+
+#: KEYS races, over; ARGV match/JSON pairs: listed unless decided meanwhile.
+LIST = """
+for i = 1, #ARGV, 2 do
+  if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return 1
+"""
+
+
+def rating_key(variant: str, part: str) -> str:
+    return f"grip:ratings:{{ratings-{variant}}}:{part}"
+
+
+def quick_key(part: str) -> str:
+    return f"grip:quick:{QUICK_TAG}:{part}"
+
+
+def live_key(part: str) -> str:
+    return f"grip:live:{LIVE_TAG}:{part}"
+
+
+class SharedData:
+    """What the Redis store keeps for every process at once (module docstring)."""
+
+    def __init__(self, store: RedisStore) -> None:
+        self._store = store
+        client = store.client
+        self._rate = client.register_script(RATE)
+        self._swap = client.register_script(SWAP_PLACES)
+        self._lease = client.register_script(LEASE)
+        self._list = client.register_script(LIST)
+
+    # ------------------------------------------------------------------ ratings
+
+    async def rate(self, result: Result) -> None:
+        """Apply a rated result to both racers' ratings, once (module docstring)."""
+        s, v = self._store, result.variant
+        players = ratings.rated_players(result)
+        keys = [rating_key(v, k) for k in ("players", "log", "board")]
+        keys += [rating_key(v, f"history:{pl}") for pl in players] + [rating_key(v, "changes")]
+        for _ in range(RATE_ATTEMPTS):
+            read = await s.call(s.client.hmget(keys[0], players))
+            raw = ["" if r is None else r.decode() for r in read]
+            before = {pl: PlayerRating.model_validate_json(r) for pl, r in zip(players, raw, strict=True) if r}
+            after = ratings.update(result, before)
+            args: list[Any] = [result.match]
+            for pl, was in zip(players, raw, strict=True):
+                new = after[pl]
+                board = "" if new.provisional else repr(new.mu)
+                point = ratings.point(result, new).model_dump_json()
+                args += [pl, was, new.model_dump_json(), board, point]
+            args.append(ratings.change(result, before, after).model_dump_json())
+            if await s.call(s.script(self._rate, keys, args)):
+                await s.replicated(keys[0])
+                return
+        raise StoreUnavailable(f"the ratings of {', '.join(players)} kept changing")
+
+    async def ratings(self, player: str) -> dict[str, PlayerRating]:
+        s = self._store
+        async with s.client.pipeline(transaction=False) as pipe:
+            for v in VARIANTS:
+                pipe.hget(rating_key(v, "players"), player)
+            found = await s.call(pipe.execute())
+        return {v: PlayerRating.model_validate_json(r) for v, r in zip(VARIANTS, found, strict=True) if r}
+
+    async def history(self, player: str, variant: str, limit: int) -> list[RatingPoint]:
+        s = self._store
+        raw = await s.call(s.client.lrange(rating_key(variant, f"history:{player}"), -limit, -1))
+        return [RatingPoint.model_validate_json(r) for r in raw]
+
+    async def change(self, variant: str, match: str) -> Rated | None:
+        s = self._store
+        raw = await s.call(s.client.hget(rating_key(variant, "changes"), match))
+        return None if raw is None else Rated.model_validate_json(raw)
+
+    async def board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
+        s, key = self._store, rating_key(variant, "board")
+        players = [m.decode() for m in await s.call(s.client.zrevrange(key, start, start + limit - 1))]
+        total = int(await s.call(s.client.zcard(key)))
+        if not players:
+            return [], total
+        found = await s.call(s.client.hmget(rating_key(variant, "players"), players))
+        async with s.client.pipeline(transaction=False) as pipe:
+            for pl in players:
+                pipe.hget(f"grip:player:{pl}", "name")
+            names = await s.call(pipe.execute())
+        return [
+            BoardPlace(start + i + 1, pl, name.decode() if name else "Player", PlayerRating.model_validate_json(r))
+            for i, (pl, r, name) in enumerate(zip(players, found, names, strict=True))
+            if r is not None
+        ], total
+
+    async def rank(self, variant: str, player: str) -> int | None:
+        s = self._store
+        found = await s.call(s.client.zrevrank(rating_key(variant, "board"), player))
+        return None if found is None else int(found) + 1
+
+    async def log(self, variant: str) -> list[str]:
+        s = self._store
+        return [m.decode() for m in await s.call(s.client.zrange(rating_key(variant, "log"), 0, -1))]
+
+    # ------------------------------------------------------------- quick races
+
+    async def join(self, entry: QueueEntry) -> tuple[QueueEntry, QueueEntry | None]:
+        s = self._store
+        for _ in range(RATE_ATTEMPTS):
+            raw = await s.call(s.client.hget(quick_key("places"), entry.player))
+            previous = None if raw is None else QueueEntry.load(raw)
+            stored = kept_place(entry, previous)
+            was = "" if raw is None else raw.decode()
+            if await self._swap_places([(entry.player, was, stored.dump())]):
+                return stored, previous
+        raise StoreUnavailable(f"the queue place of {entry.player} kept changing")
+
+    async def leave(self, player: str, conn: str) -> bool:
+        s = self._store
+        for _ in range(RATE_ATTEMPTS):
+            raw = await s.call(s.client.hget(quick_key("places"), player))
+            if raw is None or QueueEntry.load(raw).conn != conn:
+                return False
+            if await self._swap_places([(player, raw.decode(), "")]):
+                return True
+        raise StoreUnavailable(f"the queue place of {player} kept changing")
+
+    async def entries(self) -> list[QueueEntry]:
+        s = self._store
+        return [QueueEntry.load(raw) for raw in (await s.call(s.client.hgetall(quick_key("places")))).values()]
+
+    async def claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
+        swaps = [(e.player, e.dump(), "") for e in pair]
+        return await self._swap_places(swaps, match, [quick_key(f"paired:{e.player}") for e in pair])
+
+    async def paired(self, player: str) -> str | None:
+        s = self._store
+        raw = await s.call(s.client.get(quick_key(f"paired:{player}")))
+        return None if raw is None else str(raw.decode())
+
+    async def lease(self, instance: str, ttl_ms: int) -> bool:
+        s = self._store
+        return bool(await s.call(s.script(self._lease, [quick_key("lease")], [instance, ttl_ms])))
+
+    async def _swap_places(
+        self, swaps: Sequence[tuple[str, str, str]], match: str = "", paired: Sequence[str] = ()
+    ) -> bool:
+        s = self._store
+        args: list[Any] = [len(swaps)]
+        for swap in swaps:
+            args += swap
+        args += [match, PAIRED_TTL_S]
+        done = bool(await s.call(s.script(self._swap, [quick_key("places"), *paired], args)))
+        if done:
+            await s.replicated(quick_key("places"))
+        return done
+
+    # -------------------------------------------------------------- live races
+
+    async def list_races(self, races: Sequence[LiveRace]) -> None:
+        if not races:
+            return
+        s = self._store
+        args: list[Any] = []
+        for r in races:
+            args += [r.match, r.model_dump_json()]
+        await s.call(s.script(self._list, [live_key("races"), live_key("over")], args))
+
+    async def unlist(self, match: str) -> None:
+        """A decided race leaves the list, and stays off it (``over`` before the listing goes)."""
+        s, now = self._store, now_ms()
+        async with s.client.pipeline(transaction=False) as pipe:
+            pipe.zadd(live_key("over"), {match: now})
+            pipe.hdel(live_key("races"), match)
+            pipe.zremrangebyscore(live_key("over"), "-inf", now - OVER_KEPT_MS)
+            await s.call(pipe.execute())
+        await s.replicated(live_key("races"))
+
+    async def live_races(self) -> list[LiveRace]:
+        s = self._store
+        found = await s.call(s.client.hgetall(live_key("races")))
+        races = [LiveRace.model_validate_json(raw) for raw in found.values()]
+        stale = [r.match for r in races if r.ends_at + LISTED_PAST_END_MS < now_ms()]
+        if stale:  # every process died under it before its decision: nobody will take it off
+            await s.call(s.client.hdel(live_key("races"), *stale))
+        return [r for r in races if r.match not in stale]
