@@ -24,11 +24,14 @@ from . import protocol as p
 from .bus import Bus, open_bus
 from .dispatch import Client
 from .errors import ErrorCode, Refused, StoreUnavailable
+from .handlers.ratings import RatingNews
 from .http import Http
 from .hub import Hub
+from .live_races import LiveRaces
 from .liveness import Liveness
 from .metrics import Metrics
 from .protocol import now_ms
+from .quick import QuickRaces
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
@@ -54,6 +57,9 @@ class App:
         self.solving = Solving(store, settings.par_budget_s, settings.par_nodes)
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.liveness = Liveness(self.hub, store, self.instance)
+        self.quick = QuickRaces(self)
+        self.live_races = LiveRaces(store)
+        self.hub.followers += [self.quick, self.live_races, RatingNews(self)]
         self.connections: set[Connection] = set()
         self.metrics = Metrics(self.connections, self.hub)
         self.http = Http(settings, store, bus, self.metrics, clock)
@@ -75,9 +81,12 @@ class App:
         )
         await self.liveness.beat()  # before the others could wonder
         await self.liveness.adopt_orphans()  # embedded: every race its previous run left, timers and all
+        await self.quick.subscribe()
         self._upkeep = [
             asyncio.create_task(self._sweep_forever()),
             asyncio.create_task(self.liveness.run()),
+            asyncio.create_task(self.quick.run()),
+            asyncio.create_task(self.live_races.run()),
         ]
         return self.server
 
@@ -134,6 +143,9 @@ class App:
             await read_frames(conn, self.dispatch, self.metrics.refused, self.settings.flood_limit)
         finally:
             self.connections.discard(conn)
+            self.live_races.stop(conn)
+            with contextlib.suppress(StoreUnavailable):  # its process is alive: the next round keeps it
+                await self.quick.leave(conn)
             await handlers.seat.unbind(self, conn)
             await conn.stop_writing()
 

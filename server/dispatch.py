@@ -10,7 +10,7 @@ answering "something went wrong on our side" the first time a client sends it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import protocol as p
 from .errors import GripError
@@ -20,6 +20,10 @@ from .metrics import Metrics
 from .settings import Settings
 from .solving import Solving
 from .store import PlayerRecord, Store
+
+if TYPE_CHECKING:
+    from .live_races import LiveRaces
+    from .quick import QuickRaces
 
 
 class Client(Peer, Protocol):
@@ -43,6 +47,8 @@ class Context(Protocol):
     hub: Hub
     solving: Solving
     metrics: Metrics
+    quick: QuickRaces
+    live_races: LiveRaces
     clock: Callable[[], int]
     instance: str
     daily_secret: str

@@ -17,7 +17,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from . import protocol as p
 from .bus import Bus
@@ -27,7 +27,7 @@ from .match import DEFAULT_GRACE_MS, Audience, Duplicate, Event, Match, decode_e
 from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened
 from .match.render import render
 from .protocol import now_ms
-from .recovery import RELOAD, Recovery
+from .recovery import RELOAD, TELL, Recovery
 from .retry import retry
 from .store import Store
 
@@ -40,6 +40,16 @@ FINISHED_TTL_MS = 10 * 60_000
 #: it before it expires, it is read back from the store.
 UNLOAD_DECIDED_AFTER_MS = 60_000
 APPEND_ATTEMPTS = 8
+
+
+class Follower(Protocol):
+    """A part of the process that follows matches: what quick races and the list of live races do."""
+
+    def applied(self, lm: LiveMatch, e: Event) -> None:
+        """``e`` was applied to this process's copy of its match (every process holding it)."""
+
+    async def appended(self, lm: LiveMatch, events: list[Event]) -> None:
+        """This process appended ``events`` (and applied and published them): once, where decided."""
 
 
 def new_code() -> str:
@@ -58,7 +68,6 @@ class Hub:
         *,
         clock: Callable[[], int] = now_ms,
         grace_ms: int = DEFAULT_GRACE_MS,
-        on_event: Callable[[Event], None] | None = None,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -67,8 +76,9 @@ class Hub:
         self.live: dict[str, LiveMatch] = {}
         self._loading: dict[str, asyncio.Future[LiveMatch]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._on_event = on_event
+        self.followers: list[Follower] = []
         self.recovery = Recovery(self)
+        self._telling = f"{TELL}{secrets.token_hex(4)} "  # this process's own, to skip its echo
 
     # -------------------------------------------------------------- lookup
 
@@ -191,8 +201,22 @@ class Hub:
             live.published = data
         await self.recovery.offer(match_id, data)
 
+    async def tell(self, lm: LiveMatch, message: p.Message) -> None:
+        """Tell everyone in a match, here and in the other processes, something its log does not hold."""
+        self._tell_here(lm, p.encode(message))
+        if self.bus.shared:
+            await self.recovery.offer(lm.match.id, self._telling + p.encode(message).decode())
+
+    def _tell_here(self, lm: LiveMatch, data: bytes) -> None:
+        for peer in lm.seats.values():
+            peer.send(data)
+        if lm.spectators:
+            lm.spectators.post(data)
+
     async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
-        """Follow-ups of a decision: a rematch opens its new match here, once."""
+        """Follow-ups of a decision: a rematch opens its new match here, once; then the followers'."""
+        for follower in self.followers:
+            await follower.appended(lm, events)
         for e in events:
             if isinstance(e, RematchOpened):
                 seed = secrets.token_hex(8)
@@ -226,6 +250,10 @@ class Hub:
             if data != self.recovery.reload_notice:
                 self.spawn(self.recovery.reload_locked(lm))
             return
+        if data is not None and data.startswith(TELL):
+            if not data.startswith(self._telling):  # another process's: ours went out here already
+                self._tell_here(lm, data.split(" ", 2)[2].encode())
+            return
         if lm.reloading:  # the copy is being replaced: read what this was once the new one is in
             self.spawn(self.recovery.catch_up_locked(lm))
             return
@@ -242,8 +270,8 @@ class Hub:
             if e.ev <= m.ev:
                 continue  # already applied (our own events, echoed back)
             m.apply(e)
-            if self._on_event:
-                self._on_event(e)
+            for follower in self.followers:
+                follower.applied(lm, e)
             if isinstance(e, Connected):
                 self._take_over(lm, e)
             elif isinstance(e, Disconnected) and (peer := lm.seats.get(e.seat)) and peer.id == e.conn:

@@ -214,11 +214,15 @@ class QuickCancel(Message):
     type: Literal["quick_cancel"] = "quick_cancel"
 
 
+#: How the list of live races is ordered: the newest first, or the closest races (cards left) first.
+LiveOrder = Literal["newest", "closest"]
+
+
 class LiveRequest(Message):
     """The races being played that anyone may watch; the list follows until ``live_stop``."""
 
     type: Literal["live"] = "live"
-    order: Literal["newest", "closest"] = "newest"
+    order: LiveOrder = "newest"
     limit: int = Field(default=20, ge=1, le=100)
 
 
@@ -711,7 +715,7 @@ class Live(Message):
     """The listed live races (``total`` of them), in ``order``: sent again as it changes, until ``live_stop``."""
 
     type: Literal["live"] = "live"
-    order: Literal["newest", "closest"]
+    order: LiveOrder
     races: list[LiveRace]
     total: int
 

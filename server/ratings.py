@@ -123,7 +123,9 @@ def replay(results: Iterable[p.Result]) -> dict[str, dict[str, PlayerRating]]:
     return ratings
 
 
-def change(result: p.Result, before: Mapping[str, PlayerRating], after: Mapping[str, PlayerRating]) -> p.Rated:
+def change(
+    result: p.Result, before: Mapping[str, PlayerRating], after: Mapping[str, PlayerRating]
+) -> p.Rated:
     """The ``rated`` message of a race: each racer's rating before and after it."""
     return p.Rated(
         match=result.match,

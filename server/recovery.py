@@ -27,6 +27,7 @@ from .store import Store
 log = logging.getLogger(__name__)
 
 RELOAD = "reload "  # on a match's channel instead of events: its store lost events, load it again
+TELL = "tell "  # on a match's channel instead of events: a message for everyone in it (``Hub.tell``)
 SETTLE_AGAIN_S = 3.0  # a write a frozen Redis had queued can land after the first look: look again
 PUBLISH_TRIES = 60  # a batch the bus refused is offered this many times (about two minutes)
 

@@ -6,6 +6,6 @@ of its concern. The ``App`` checks at start-up that every client message has one
 """
 
 from ..dispatch import Routes
-from . import daily, records, seat
+from . import daily, ratings, records, seat
 
-HANDLERS = Routes(seat.routes, daily.routes, records.routes)
+HANDLERS = Routes(seat.routes, daily.routes, records.routes, ratings.routes)

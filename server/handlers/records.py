@@ -81,7 +81,7 @@ async def on_replay(ctx: Context, client: Client, msg: p.ReplayRequest) -> None:
     )
 
 
-async def _subject(ctx: Context, client: Client, player: str | None) -> PlayerRecord:
+async def subject(ctx: Context, client: Client, player: str | None) -> PlayerRecord:
     """Whose figures: the asker's own (after hello), or a named player's."""
     if player is None:
         if client.player is None:
@@ -95,14 +95,14 @@ async def _subject(ctx: Context, client: Client, player: str | None) -> PlayerRe
 
 @routes.handles(p.StatsRequest)
 async def on_stats(ctx: Context, client: Client, msg: p.StatsRequest) -> None:
-    who = await _subject(ctx, client, msg.player)
+    who = await subject(ctx, client, msg.player)
     totals = await ctx.store.totals(who.id)
     client.send(stats.figures(who.id, who.name, totals, daily.day_of(ctx.clock())))
 
 
 @routes.handles(p.HistoryRequest)
 async def on_history(ctx: Context, client: Client, msg: p.HistoryRequest) -> None:
-    who = await _subject(ctx, client, msg.player)
+    who = await subject(ctx, client, msg.player)
     before = stats.parse_cursor(msg.before) if msg.before else None
     results = await ctx.store.player_results(who.id, before, msg.limit + 1)
     page = results[: msg.limit]

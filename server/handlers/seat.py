@@ -22,6 +22,7 @@ from ..live import LiveMatch
 from ..match import Duplicate, Event, Match
 from ..match.events import SeatTaken
 from ..match.render import missed_events, resumed, watching
+from ..store import shown_rating
 from . import daily
 from .records import clean_name
 
@@ -33,6 +34,8 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
     seed = msg.seed or (str(msg.deal) if msg.deal is not None else secrets.token_hex(8))
     token = new_token()
     code, day, ranked = new_code(), None, False
+    if msg.rated and client.player is None:
+        raise Refused(ErrorCode.BAD_KEY, "say hello first: a rated race rates who you are")
     if msg.daily:
         day, seed, ranked = await daily.enter(ctx, client, msg, code)
     events = Match.open(
@@ -49,6 +52,9 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         daily=day,
         ranked=ranked,
         chosen=day is None and (msg.seed is not None or msg.deal is not None),
+        rated=msg.rated,
+        private=msg.private,
+        rating=await _rating(ctx, client, msg.variant) if msg.rated else None,
     )
     try:
         lm = await ctx.hub.open(events)
@@ -67,7 +73,8 @@ async def on_join(ctx: Context, client: Client, msg: p.Join) -> None:
     token = new_token()
     player = client.player.id if client.player else None
     name = _name(client, msg.name)
-    events = await ctx.hub.execute(lm, lambda m: m.decide_join(name, token, player, ctx.clock()))
+    rating = await _rating(ctx, client, lm.match.variant) if lm.match.rated else None
+    events = await ctx.hub.execute(lm, lambda m: m.decide_join(name, token, player, ctx.clock(), rating))
     assert isinstance(events, list) and isinstance(events[0], SeatTaken)
     seat = events[0].seat
     client.send(p.Seated(type="joined", match=lm.match.id, seat=seat, token=token))
@@ -102,6 +109,10 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     ctx.hub.attach_seat(lm, seat, client)
     client.send(resumed(m, seat, missed, ctx.clock()))
     await ctx.hub.execute(lm, lambda m: m.decide_connect(seat, client.id, ctx.clock()))
+    if m.result is not None and m.rated:  # the result screen shows what the race did to the ratings
+        change = await ctx.store.rating_change(m.variant, m.id)
+        if change is not None:
+            client.send(change)
 
 
 @routes.handles(p.Ready)
@@ -187,6 +198,11 @@ def seated(client: Client) -> tuple[LiveMatch, int]:
     if client.live.seats.get(client.seat) is not client:
         raise Refused(ErrorCode.TAKEN_OVER, "this seat was taken over by a newer connection")
     return client.live, client.seat
+
+
+async def _rating(ctx: Context, client: Client, variant: str) -> int | None:
+    """The client's rating in ``variant`` as a rated race's lobby shows it (a newcomer's: 1500)."""
+    return None if client.player is None else await shown_rating(ctx.store, client.player.id, variant)
 
 
 def _name(client: Client, given: str | None) -> str:

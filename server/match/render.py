@@ -104,7 +104,7 @@ def lobby(m: Match, ev: int | None = None) -> p.Lobby:
         rated=m.rated,
         quick=m.ready_by is not None,
         ready_by=m.ready_by,
-        called_off=m.called_off,
+        called_off=m.called_off is not None,
     )
 
 

@@ -135,7 +135,7 @@ class Match:
         self.rated = opened.rated
         self.private = opened.private
         self.ready_by = opened.ready_by
-        self.called_off = False
+        self.called_off: CalledOff | None = None
         self.created_at = opened.at
         self.grace_ms = grace_ms
         self.seats: list[SeatState | None] = [None] * opened.seats
@@ -360,7 +360,7 @@ class Match:
     ) -> list[Event]:
         if self.status != "lobby":
             raise Refused(ErrorCode.WRONG_PHASE, "this match has already started")
-        if self.called_off:
+        if self.called_off is not None:
             raise Refused(ErrorCode.NOT_FOUND, "this race was called off")
         if self.rated and player is None:
             raise Refused(ErrorCode.NOT_ALLOWED, "this race is rated: say hello first, to be rated")
@@ -396,7 +396,7 @@ class Match:
 
     def decide_leave(self, seat: int, now: int) -> list[Event]:
         if self.status == "lobby" and self.ready_by is not None:  # a quick race: called off, not reopened
-            return [] if self.called_off else [CalledOff(ev=self.ev + 1, at=now, absent=[seat])]
+            return [] if self.called_off is not None else [CalledOff(ev=self.ev + 1, at=now, absent=[seat])]
         if self.status == "lobby":
             return [Left(ev=self.ev + 1, at=now, seat=seat)]
         if self.status in ("countdown", "playing") and self.seat(seat).ended is None:
@@ -406,7 +406,7 @@ class Match:
     def decide_ready(self, seat: int, now: int) -> list[Event]:
         if self.status != "lobby":
             raise Refused(ErrorCode.WRONG_PHASE, "the match is not in its lobby")
-        if self.called_off:
+        if self.called_off is not None:
             raise Refused(ErrorCode.WRONG_PHASE, "this race was called off")
         daily.check_ready(self.daily, self.ranked, now)
         if self.seat(seat).ready:
@@ -500,7 +500,7 @@ class Match:
 
     def next_deadline(self) -> int | None:
         """When ``tick`` next has something to do (ms), if ever."""
-        if self.status == "lobby" and self.ready_by is not None and not self.called_off:
+        if self.status == "lobby" and self.ready_by is not None and self.called_off is None:
             return self.ready_by
         if self.status == "countdown":
             return self.starts_at
@@ -516,7 +516,10 @@ class Match:
     def _ready_due(self, now: int) -> bool:
         """Whether a quick race's time to get ready is up before it started."""
         return (
-            self.status == "lobby" and self.ready_by is not None and not self.called_off and now >= self.ready_by
+            self.status == "lobby"
+            and self.ready_by is not None
+            and self.called_off is None
+            and now >= self.ready_by
         )
 
     def _open_seats(self) -> list[int]:
@@ -628,7 +631,7 @@ class Match:
         elif isinstance(e, RematchOpened):
             self.rematch_match = e.match
         elif isinstance(e, CalledOff):
-            self.called_off = True
+            self.called_off = e
 
     def release_held(self) -> None:
         """Show spectators every held play that no racer still playing can learn from any more.

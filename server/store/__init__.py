@@ -241,6 +241,11 @@ class Store(Protocol):
     async def close(self) -> None: ...
 
 
+async def shown_rating(store: Store, player: str, variant: str) -> int:
+    """The rating people are shown for ``player`` in ``variant`` (a newcomer's: the starting one)."""
+    return ((await store.ratings(player)).get(variant) or PlayerRating()).shown
+
+
 async def open_store(url: str, *, replicas: int = 0) -> Store:
     """The store at ``url``; ``replicas``: how many Redis replicas must have a write before it counts."""
     scheme = url.split("://", 1)[0]

@@ -137,7 +137,9 @@ class SharedData:
         for _ in range(RATE_ATTEMPTS):
             read = await s.call(s.client.hmget(keys[0], players))
             raw = ["" if r is None else r.decode() for r in read]
-            before = {pl: PlayerRating.model_validate_json(r) for pl, r in zip(players, raw, strict=True) if r}
+            before = {
+                pl: PlayerRating.model_validate_json(r) for pl, r in zip(players, raw, strict=True) if r
+            }
             after = ratings.update(result, before)
             args: list[Any] = [result.match]
             for pl, was in zip(players, raw, strict=True):
@@ -181,7 +183,9 @@ class SharedData:
                 pipe.hget(f"grip:player:{pl}", "name")
             names = await s.call(pipe.execute())
         return [
-            BoardPlace(start + i + 1, pl, name.decode() if name else "Player", PlayerRating.model_validate_json(r))
+            BoardPlace(
+                start + i + 1, pl, name.decode() if name else "Player", PlayerRating.model_validate_json(r)
+            )
             for i, (pl, r, name) in enumerate(zip(players, found, names, strict=True))
             if r is not None
         ], total
@@ -220,7 +224,9 @@ class SharedData:
 
     async def entries(self) -> list[QueueEntry]:
         s = self._store
-        return [QueueEntry.load(raw) for raw in (await s.call(s.client.hgetall(quick_key("places")))).values()]
+        return [
+            QueueEntry.load(raw) for raw in (await s.call(s.client.hgetall(quick_key("places")))).values()
+        ]
 
     async def claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
         swaps = [(e.player, e.dump(), "") for e in pair]

@@ -18,7 +18,7 @@ from server.store import open_store
 def test_every_client_message_has_a_handler() -> None:
     handlers.HANDLERS.check()
     assert {m.model_fields["type"].default for m in p.CLIENT_MESSAGES} == p.CLIENT_TYPES
-    assert len(p.CLIENT_TYPES) == len(p.CLIENT_MESSAGES) == 19
+    assert len(p.CLIENT_TYPES) == len(p.CLIENT_MESSAGES) == 25
 
 
 def test_a_message_class_without_a_handler_fails_the_check() -> None:

@@ -1,0 +1,153 @@
+"""The list of live races: kept in the store by the processes running them, followed by whoever asks.
+
+Listed: races of two seats being played, neither private nor a daily
+challenge attempt (watching those is refused during their day), nor practice.
+A process with a racer of such a race here keeps its listing up to date
+(start, each racer's numbers, finish): the races changed since the last
+write go to the store together every ``WRITE_EVERY_S``, so a move costs
+nothing more than marking its race. The decision takes the listing off (a
+step of the decision in the store), and the store keeps a late write from
+putting it back. Every process reads the same list from the store.
+
+A client asks with ``live`` and is sent the list again whenever it changed,
+every ``REFRESH_EVERY_S`` at most, until ``live_stop`` or its connection
+closes. A process reads the store only while someone here follows
+the list, and builds each page (order, length) once for all its followers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from . import protocol as p
+from .errors import StoreUnavailable
+from .live import LiveMatch, Peer
+from .match import Event, Match
+from .match.events import Decided, Ended, Moved, Started
+from .match.render import progress
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+WRITE_EVERY_S = 2.0
+REFRESH_EVERY_S = 2.0
+
+
+def listed(m: Match) -> bool:
+    """Whether anyone may find this match on the list while it is played."""
+    return m.capacity == 2 and not (m.private or m.practice or m.daily is not None)
+
+
+def listing(m: Match) -> p.LiveRace:
+    """A race as the list shows it: its racers' names, ratings and numbers."""
+    racers = []
+    for n, s in enumerate(m.seats):
+        if s is not None:
+            numbers = progress(m, n)
+            racers.append(
+                p.LiveRacer(
+                    seat=n,
+                    name=s.name,
+                    rating=s.rating,
+                    leftover=numbers.leftover,
+                    moves=numbers.moves,
+                    finished=numbers.finished,
+                )
+            )
+    return p.LiveRace(
+        match=m.id,
+        variant=m.variant,
+        time_limit_s=m.time_limit_s,
+        rated=m.rated,
+        started_at=m.started_at,
+        ends_at=m.ends_at,
+        racers=racers,
+    )
+
+
+def ordered(races: list[p.LiveRace], order: p.LiveOrder) -> list[p.LiveRace]:
+    """``newest`` started first; ``closest``: the racers nearest each other in cards left, then newest."""
+    newest = sorted(races, key=lambda r: (r.started_at, r.match), reverse=True)
+    if order == "newest":
+        return newest
+    return sorted(newest, key=_spread)
+
+
+def _spread(r: p.LiveRace) -> int:
+    lefts = [racer.leftover for racer in r.racers]
+    return max(lefts) - min(lefts) if lefts else 0
+
+
+@dataclass
+class Follower:
+    peer: Peer
+    order: p.LiveOrder
+    limit: int
+    last: bytes = b""  # the page last sent: sent again only when it changed
+
+
+@dataclass
+class LiveRaces:
+    store: Store
+    followers: dict[str, Follower] = field(default_factory=dict)  # by connection id
+    _changed: dict[str, LiveMatch] = field(default_factory=dict)
+
+    # ------------------------------------------------ a Follower of matches (hub)
+
+    def applied(self, lm: LiveMatch, e: Event) -> None:
+        if isinstance(e, Started | Moved | Ended) and lm.seats and listed(lm.match):
+            self._changed[lm.match.id] = lm
+        elif isinstance(e, Decided):
+            self._changed.pop(lm.match.id, None)
+
+    async def appended(self, lm: LiveMatch, events: list[Event]) -> None:
+        pass
+
+    async def write(self) -> None:
+        """The listings changed since the last write, in one go."""
+        changed, self._changed = self._changed, {}
+        races = [listing(lm.match) for lm in changed.values() if lm.match.status == "playing"]
+        if races:
+            try:
+                await self.store.list_races(races)
+            except StoreUnavailable:
+                for lm in changed.values():  # next time
+                    self._changed.setdefault(lm.match.id, lm)
+
+    # ------------------------------------------------------------- the followers
+
+    async def follow(self, peer: Peer, msg: p.LiveRequest) -> None:
+        self.followers[peer.id] = Follower(peer, msg.order, msg.limit)
+        await self.refresh({peer.id})
+
+    def stop(self, peer: Peer) -> None:
+        self.followers.pop(peer.id, None)
+
+    async def refresh(self, only: set[str] | None = None) -> None:
+        """Send each follower (or those in ``only``) its page, if it changed."""
+        followers = [f for conn, f in self.followers.items() if only is None or conn in only]
+        if not followers:
+            return
+        races = await self.store.live_races()
+        pages: dict[tuple[p.LiveOrder, int], bytes] = {}
+        for f in followers:
+            page = pages.get((f.order, f.limit))
+            if page is None:
+                shown = ordered(races, f.order)
+                message = p.Live(order=f.order, races=shown[: f.limit], total=len(races))
+                page = pages[(f.order, f.limit)] = p.encode(message)
+            if page != f.last:
+                f.last = page
+                f.peer.send(page)
+
+    async def run(self) -> None:
+        """Write the listings changed here, and refresh the followers here, for good."""
+        while True:
+            await asyncio.sleep(min(WRITE_EVERY_S, REFRESH_EVERY_S))
+            try:
+                await self.write()
+                await self.refresh()
+            except StoreUnavailable as exc:
+                log.warning("live races: %s", exc)

@@ -1,0 +1,324 @@
+"""Quick races: the public queue's shell. Its rules are ``server/matchmaking.py`` (who races whom).
+
+Places are in the store (one per player: ``Store.queue_*``), so players on
+different processes are paired. One process at a time pairs (it holds the
+store's lease, renewed every round; if it dies, another takes over within
+``LEASE_MS``): it reads the places, starts a race for each pair (a match
+opened with both seats taken, rated, on a fresh deal), takes both places
+out in one atomic step, and tells every process on the bus. The process
+holding a paired player's connection seats it; the seat's token was made
+by that connection when it joined and only its hash was stored, so no
+secret crosses the store or the bus.
+
+A notice lost on the bus is made up for: every ``RECONCILE_EVERY`` rounds a
+process compares its waiting connections with the store (a place gone
+because its player was paired is found through ``Store.queue_paired``).
+
+A quick race's racers must be ready within ``READY_WITHIN_MS``, or it is
+called off (``Match.tick``); the process holding a racer who was ready puts
+them back in the queue with their old time, ahead of everyone who came
+later, and the one who was not may not join again for ``NO_SHOW_BAR_MS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from . import matchmaking
+from . import protocol as p
+from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
+from .hub import new_code, new_token
+from .live import LiveMatch
+from .liveness import instance_of
+from .match import Event, Match
+from .match.events import CalledOff
+from .match.state import QuickRacer, hash_token
+from .store import QueueEntry, shown_rating
+
+if TYPE_CHECKING:
+    from .dispatch import Client, Context
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "grip:quick:{quick}"  # the queue's hash tag: on a cluster, the master holding the queue
+ROUND_EVERY_S = 0.5  # how often the pairing process looks again (sooner when someone joins)
+LEASE_MS = 3_000
+RECONCILE_EVERY = 4  # rounds between two comparisons of the waiting connections with the store
+NO_SHOW_BAR_MS = 60_000
+
+
+@dataclass
+class Waiting:
+    """A connection here that waits in the queue, with the token of the seat it will get."""
+
+    client: Client
+    token: str
+    place: QueueEntry
+
+
+class QuickRaces:
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self.waiting: dict[str, Waiting] = {}  # by connection id
+        self._wake = asyncio.Event()
+
+    # ------------------------------------------------------------- the player
+
+    async def join(self, client: Client, msg: p.QuickRace) -> None:
+        ctx = self._ctx
+        if client.player is None:
+            raise Refused(ErrorCode.BAD_KEY, "say hello first: quick races are rated")
+        player = client.player.id
+        await self._check_free(player)
+        rating = await shown_rating(ctx.store, player, msg.variant)
+        token = new_token()
+        place = QueueEntry(
+            player=player,
+            name=client.player.name,
+            conn=client.id,
+            variant=msg.variant,
+            time_limit_s=msg.time_limit_s,
+            rating=rating,
+            since=ctx.clock(),
+            token_hash=hash_token(token),
+        )
+        await self._enter(client, token, place, again=False)
+
+    async def _enter(self, client: Client, token: str, place: QueueEntry, *, again: bool) -> None:
+        stored, previous = await self._ctx.store.queue_join(place)
+        self.waiting[client.id] = Waiting(client, token, stored)
+        client.send(
+            p.Queued(
+                variant=stored.variant,
+                time_limit_s=stored.time_limit_s,
+                since=stored.since,
+                rating=stored.rating,
+                again=again,
+            )
+        )
+        if previous is not None and previous.conn != client.id:
+            await self._notify({"kind": "moved", "conn": previous.conn})
+        await self._notify({"kind": "joined"})
+
+    async def _check_free(self, player: str) -> None:
+        """Refused while the player's last quick race goes on, or just after they failed to show up for it."""
+        ctx = self._ctx
+        code = await ctx.store.queue_paired(player)
+        if code is None:
+            return
+        try:
+            m = (await ctx.hub.get(code)).match
+        except Refused:
+            return  # expired, gone: nothing holds them
+        seat = next((n for n, s in enumerate(m.seats) if s is not None and s.player == player), None)
+        if m.called_off is not None:
+            wait = m.called_off.at + NO_SHOW_BAR_MS - ctx.clock()
+            if seat in m.called_off.absent and wait > 0:
+                raise Refused(
+                    ErrorCode.NOT_ALLOWED,
+                    f"you were not ready for your last quick race: join again in {wait // 1000 + 1} s",
+                )
+        elif m.status != "finished" and not m.done_for(player):
+            raise Refused(ErrorCode.NOT_ALLOWED, f"you have a quick race going: {code}")
+
+    async def cancel(self, client: Client) -> None:
+        await self.leave(client)
+        client.send(p.Unqueued(reason="cancelled"))
+
+    async def leave(self, client: Client) -> None:
+        """The connection waits no more (it asked, or it closed)."""
+        w = self.waiting.pop(client.id, None)
+        if w is not None:
+            await self._ctx.store.queue_leave(w.place.player, client.id)
+
+    # ----------------------------------------------------------------- pairing
+
+    async def run(self) -> None:
+        """Pair players while this process holds the lease; check the waiting connections here."""
+        store, instance = self._ctx.store, self._ctx.instance
+        rounds = 0
+        while True:
+            try:
+                async with asyncio.timeout(ROUND_EVERY_S):
+                    await self._wake.wait()
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            rounds += 1
+            try:
+                if await store.queue_lease(instance, LEASE_MS):
+                    await self.pair_now()
+                if self.waiting and rounds % RECONCILE_EVERY == 0:
+                    await self.reconcile()
+            except (StoreUnavailable, Refused) as exc:
+                log.warning("quick races: this round did not go through: %s", exc)
+
+    def poke(self) -> None:
+        """Look at the queue again soon (someone joined)."""
+        self._wake.set()
+
+    async def pair_now(self) -> None:
+        """One round: start a race for every pair the queue holds now."""
+        ctx = self._ctx
+        places = await self._living(await ctx.store.queue_entries())
+        for a, b in matchmaking.pair(places, ctx.clock()):
+            await self._start(a, b)
+
+    async def _living(self, places: list[QueueEntry]) -> list[QueueEntry]:
+        """The places whose connection's process is alive (a dead one's are taken out)."""
+        store, instance = self._ctx.store, self._ctx.instance
+        others = {instance_of(e.conn) for e in places} - {instance}
+        alive = await store.alive(others) | {instance}
+        living = []
+        for e in places:
+            if instance_of(e.conn) in alive:
+                living.append(e)
+            else:
+                await store.queue_leave(e.player, e.conn)
+        return living
+
+    async def _start(self, a: QueueEntry, b: QueueEntry) -> None:
+        """Open the race, then take both places: if one changed meanwhile, the race is left to be called off."""
+        ctx = self._ctx
+        code = new_code()
+        racers = [QuickRacer(e.player, e.name, e.rating, e.since, e.token_hash) for e in (a, b)]
+        events = Match.open_quick(
+            code,
+            variant=a.variant,
+            seed=secrets.token_hex(8),
+            time_limit_s=a.time_limit_s,
+            racers=racers,
+            now=ctx.clock(),
+        )
+        try:
+            await ctx.hub.open(events)
+        except Conflict:
+            return  # the code was taken: the next round pairs them
+        if not await ctx.store.queue_claim((a, b), code):
+            return  # nobody is told: its ready time calls it off, with nobody to put back
+        seats = [{"player": e.player, "conn": e.conn, "seat": n} for n, e in enumerate((a, b))]
+        await self._notify({"kind": "paired", "match": code, "seats": seats})
+
+    # ----------------------------------------------------------------- notices
+
+    async def subscribe(self) -> None:
+        if self._ctx.hub.bus.shared:
+            await self._ctx.hub.bus.subscribe(CHANNEL, self._on_bus)
+
+    async def _notify(self, notice: dict[str, object]) -> None:
+        """Act on a notice here, and tell the other processes."""
+        self._on_notice(notice)
+        bus = self._ctx.hub.bus
+        if bus.shared:
+            try:
+                await bus.publish(CHANNEL, json.dumps(notice))
+            except Exception:  # a lost notice is found by the next reconcile
+                log.warning("quick races: a notice was not published")
+
+    def _on_bus(self, data: str | None) -> None:
+        if data is not None:
+            self._on_notice(json.loads(data))
+
+    def _on_notice(self, notice: dict[str, object]) -> None:
+        kind = notice["kind"]
+        if kind == "joined":
+            self.poke()
+        elif kind == "moved":
+            w = self.waiting.pop(str(notice["conn"]), None)
+            if w is not None:
+                w.client.send(p.Unqueued(reason="elsewhere"))
+        elif kind == "paired":
+            seats = notice["seats"]
+            assert isinstance(seats, list)
+            for s in seats:
+                w = self.waiting.get(s["conn"])
+                if w is not None and w.place.player == s["player"]:
+                    self._ctx.hub.spawn(self._seat(w, str(notice["match"]), int(s["seat"])))
+
+    async def _seat(self, w: Waiting, code: str, seat: int) -> None:
+        """Seat a paired connection here (``paired``), once."""
+        from .handlers.seat import take_seat
+
+        if self.waiting.get(w.client.id) is not w:
+            return  # seated already (a notice and a reconcile), or gone
+        del self.waiting[w.client.id]
+        ctx = self._ctx
+        try:
+            lm = await ctx.hub.get(code)
+            w.client.send(p.Seated(type="paired", match=code, seat=seat, token=w.token))
+            await take_seat(ctx, w.client, lm, seat)
+        except Refused as exc:
+            w.client.send(p.Error(code=exc.code, message=exc.message))
+
+    async def reconcile(self) -> None:
+        """Make up for lost notices: each waiting connection here as the store has it."""
+        ctx = self._ctx
+        places = {e.player: e for e in await ctx.store.queue_entries()}
+        for conn, w in list(self.waiting.items()):
+            place = places.get(w.place.player)
+            if place is not None and place.conn == conn:
+                continue
+            if place is not None:  # a newer connection of theirs holds the place
+                self._on_notice({"kind": "moved", "conn": conn})
+                continue
+            code = await ctx.store.queue_paired(w.place.player)
+            seat = await self._seat_for(code, w) if code is not None else None
+            if code is not None and seat is not None:
+                await self._seat(w, code, seat)
+            elif self.waiting.get(conn) is w:  # taken out without a race (its process was taken for dead)
+                await self._enter(w.client, w.token, w.place, again=False)
+
+    async def _seat_for(self, code: str, w: Waiting) -> int | None:
+        """The seat of ``code`` that ``w``'s token holds, if any."""
+        try:
+            m = (await self._ctx.hub.get(code)).match
+        except Refused:
+            return None
+        return next(
+            (n for n, s in enumerate(m.seats) if s is not None and s.token_hash == w.place.token_hash), None
+        )
+
+    # ------------------------------------------------------ a Follower of matches
+
+    def applied(self, lm: LiveMatch, e: Event) -> None:
+        """A quick race called off: its ready racers whose connection is here go back in the queue."""
+        if not isinstance(e, CalledOff):
+            return
+        for n, s in enumerate(lm.match.seats):
+            client = lm.seats.get(n)
+            if s is None or n in e.absent or s.queued_since is None or client is None:
+                continue
+            self._ctx.hub.spawn(self._requeue(lm, n, cast("Client", client)))
+
+    async def appended(self, lm: LiveMatch, events: list[Event]) -> None:
+        pass
+
+    async def _requeue(self, lm: LiveMatch, n: int, waiting: Client) -> None:
+        """Back in the queue with the place's old time (a racer's peer in a match is a ``Client``)."""
+        from .handlers.seat import unbind
+
+        ctx = self._ctx
+        m, s = lm.match, lm.match.seat(n)
+        if waiting.live is not lm or s.player is None or s.queued_since is None:
+            return
+        await unbind(ctx, waiting)
+        token = new_token()
+        place = QueueEntry(
+            player=s.player,
+            name=s.name,
+            conn=waiting.id,
+            variant=m.variant,
+            time_limit_s=m.time_limit_s,
+            rating=s.rating if s.rating is not None else await shown_rating(ctx.store, s.player, m.variant),
+            since=s.queued_since,
+            token_hash=hash_token(token),
+        )
+        try:
+            await self._enter(waiting, token, place, again=True)
+        except StoreUnavailable:
+            waiting.send(p.Error(code=ErrorCode.UNAVAILABLE, message="could not put you back in the queue"))
