@@ -4,13 +4,13 @@ Listed: races of two seats being played, neither private nor a daily
 challenge attempt (watching those is refused during their day), nor practice.
 A process with a racer of such a race here keeps its listing up to date
 (start, each racer's numbers, finish): the races changed since the last
-write go to the store together every ``WRITE_EVERY_S``, so a move costs
+write go to the store together every ``Settings.live_every_s``, so a move costs
 nothing more than marking its race. The decision takes the listing off (a
 step of the decision in the store), and the store keeps a late write from
 putting it back. Every process reads the same list from the store.
 
 A client asks with ``live`` and is sent the list again whenever it changed,
-every ``REFRESH_EVERY_S`` at most, until ``live_stop`` or its connection
+every ``live_every_s`` at most, until ``live_stop`` or its connection
 closes. A process reads the store only while someone here follows
 the list, and builds each page (order, length) once for all its followers.
 """
@@ -30,9 +30,6 @@ from .match.render import progress
 from .store import Store
 
 log = logging.getLogger(__name__)
-
-WRITE_EVERY_S = 2.0
-REFRESH_EVERY_S = 2.0
 
 
 def listed(m: Match) -> bool:
@@ -91,6 +88,7 @@ class Follower:
 @dataclass
 class LiveRaces:
     store: Store
+    every_s: float
     followers: dict[str, Follower] = field(default_factory=dict)  # by connection id
     _changed: dict[str, LiveMatch] = field(default_factory=dict)
 
@@ -145,7 +143,7 @@ class LiveRaces:
     async def run(self) -> None:
         """Write the listings changed here, and refresh the followers here, for good."""
         while True:
-            await asyncio.sleep(min(WRITE_EVERY_S, REFRESH_EVERY_S))
+            await asyncio.sleep(self.every_s)
             try:
                 await self.write()
                 await self.refresh()

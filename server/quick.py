@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CHANNEL = "grip:quick:{quick}"  # the queue's hash tag: on a cluster, the master holding the queue
-ROUND_EVERY_S = 0.5  # how often the pairing process looks again (sooner when someone joins)
-LEASE_MS = 3_000
+LEASE_MS = 3_000  # the pairing process's lease: another takes over this long after it died
 RECONCILE_EVERY = 4  # rounds between two comparisons of the waiting connections with the store
+RECONCILE_ALONE_S = 0.5  # a process that never pairs: how often it counts a round
 NO_SHOW_BAR_MS = 60_000
 
 
@@ -139,19 +139,24 @@ class QuickRaces:
     # ----------------------------------------------------------------- pairing
 
     async def run(self) -> None:
-        """Pair players while this process holds the lease; check the waiting connections here."""
+        """Pair players while this process holds the lease; check the waiting connections here.
+
+        A round comes every ``Settings.quick_pair_every_s``, or at once when
+        someone joins; with 0, this process never pairs (it still seats and checks).
+        """
         store, instance = self._ctx.store, self._ctx.instance
+        every = self._ctx.settings.quick_pair_every_s
         rounds = 0
         while True:
             try:
-                async with asyncio.timeout(ROUND_EVERY_S):
+                async with asyncio.timeout(every or RECONCILE_ALONE_S):
                     await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
             rounds += 1
             try:
-                if await store.queue_lease(instance, LEASE_MS):
+                if every and await store.queue_lease(instance, LEASE_MS):
                     await self.pair_now()
                 if self.waiting and rounds % RECONCILE_EVERY == 0:
                     await self.reconcile()

@@ -1,0 +1,167 @@
+"""Quick races over real websockets, on every backend: the queue, the pairing, the ready rule."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from race import MakeAppT, client, kick
+from ratingkit import again, paired, player, queue, rated_result, replayed, start_quick, store_result
+
+from server.app import App
+from server.match.state import READY_WITHIN_MS
+from server.quick import NO_SHOW_BAR_MS
+
+Backend = dict[str, str]
+
+
+@pytest.fixture
+async def app(make_app: MakeAppT, backend: Backend) -> App:
+    return await make_app(rate_per_s=1000.0, burst=1000, **backend)
+
+
+@pytest.fixture
+async def staged(make_app: MakeAppT, backend: Backend) -> App:
+    """A server that pairs only when the test says (``app.quick.pair_now()``): the queue is staged first."""
+    return await make_app(rate_per_s=1000.0, burst=1000, quick_pair_every_s=0, **backend)
+
+
+def advance(app: App, ms: int) -> None:
+    app.clock.advance(ms)  # type: ignore[attr-defined]
+
+
+async def test_two_strangers_are_paired_into_a_rated_race_on_a_fresh_deal(app: App) -> None:
+    (ann, ann_id), (bob, bob_id) = await player(app, "Ann"), await player(app, "Bob")
+    queued = await queue(ann)
+    assert (queued["variant"], queued["time_limit_s"], queued["rating"]) == ("classic", 300, 1500)
+    await queue(bob)
+    code = await start_quick(app, ann, bob)
+    lobby = await ann.seen("lobby", status="lobby")
+    assert lobby["rated"] and lobby["quick"] and lobby["ready_by"] is not None
+    assert [s["rating"] for s in lobby["seats"]] == [1500, 1500]
+    m = app.hub.live[code].match
+    assert (
+        not m.chosen
+        and m.time_limit_s == 300
+        and {s.player for s in m.seats if s}
+        == {
+            ann_id["player"],
+            bob_id["player"],
+        }
+    )
+    await ann.request({"type": "resign"}, "finished")
+    await bob.send({"type": "finish"})  # a resignation loses, whatever the scores
+    result = await bob.expect("result")
+    assert result["rated"]
+    rated = await bob.expect("rated")
+    mine = {s["player"]: s for s in rated["seats"]}
+    assert mine[bob_id["player"]]["after"] > 1500 > mine[ann_id["player"]]["after"]
+    assert (await ann.expect("rated"))["seats"] == rated["seats"]
+    ratings = await bob.request({"type": "ratings"}, "ratings")
+    [classic] = ratings["variants"]
+    assert (classic["games"], classic["wins"], classic["rating"]) == (1, 1, mine[bob_id["player"]]["after"])
+    assert [h["match"] for h in classic["history"]] == [code]
+    assert await app.store.rating_log("classic") == [code]
+    assert await replayed(app.store, "classic") == {
+        pl: r
+        for pl in (ann_id["player"], bob_id["player"])
+        if (r := (await app.store.ratings(pl))["classic"])
+    }
+    await queue(ann)  # the race is over: free to race again
+
+
+async def test_a_paired_racer_who_never_readies_is_dropped_and_the_other_goes_back_to_the_head(
+    app: App,
+) -> None:
+    (ann, _), (bob, _), (cat, _) = [await player(app, n) for n in ("Ann", "Bob", "Cat")]
+    first = await queue(ann)
+    advance(app, 1000)
+    await queue(bob)
+    seated, _ = await paired(ann, bob)
+    await ann.send({"type": "ready"})
+    await ann.expect("lobby", status="lobby")
+    kick(app, seated["match"], READY_WITHIN_MS)
+    called_off = await bob.expect("lobby")
+    while not called_off["called_off"]:
+        called_off = await bob.expect("lobby")
+    back = await ann.expect("queued")
+    assert back["again"] and back["since"] == first["since"]  # her place: ahead of all who came later
+    refused = await bob.request({"type": "quick"}, "error")
+    assert refused["code"] == "not_allowed" and "not ready" in refused["message"]
+    advance(app, 2000)
+    await queue(cat)
+    [to_ann, to_cat] = await paired(ann, cat)
+    assert (to_ann["seat"], to_cat["seat"]) == (0, 1)  # the longer waiting sits first
+    advance(app, NO_SHOW_BAR_MS)
+    await queue(bob)
+
+
+async def test_two_connections_of_a_player_hold_one_place(app: App) -> None:
+    (tab1, ann), (bob, _) = await player(app, "Ann"), await player(app, "Bob")
+    first = await queue(tab1)
+    advance(app, 2000)
+    tab2 = await again(app, ann)
+    second = await queue(tab2)
+    assert second["since"] == first["since"]
+    assert (await tab1.expect("unqueued"))["reason"] == "elsewhere"
+    assert [e.since for e in await app.store.queue_entries()] == [first["since"]]
+    assert len(app.quick.waiting) == 1
+    await queue(bob)
+    await paired(tab2, bob)
+    assert not [m for m in tab1.received if m["type"] == "paired"]
+
+
+async def test_cancelling_or_dropping_takes_the_place_out(app: App) -> None:
+    (ann, _) = await player(app, "Ann")
+    await queue(ann)
+    assert (await ann.request({"type": "quick_cancel"}, "unqueued"))["reason"] == "cancelled"
+    assert await app.store.queue_entries() == []
+    await queue(ann)
+    await ann.close()
+    async with asyncio.timeout(5):
+        while await app.store.queue_entries():
+            await asyncio.sleep(0.01)
+
+
+async def test_leaving_and_joining_again_goes_to_the_back_of_the_queue(staged: App) -> None:
+    app = staged
+    (ann, _), (churner, _), (bob, _) = [await player(app, n) for n in ("Ann", "Churner", "Bob")]
+    await queue(ann)
+    advance(app, 100)
+    await queue(churner)
+    advance(app, 100)
+    await queue(bob)
+    for _ in range(5):
+        advance(app, 100)
+        await churner.request({"type": "quick_cancel"}, "unqueued")
+        await queue(churner)
+    await app.quick.pair_now()
+    await paired(ann, bob)
+    assert [e.name for e in await app.store.queue_entries()] == ["Churner"]
+
+
+async def test_the_window_widens_on_the_servers_clock(staged: App) -> None:
+    app = staged
+    (strong, strong_id), (new, _) = await player(app, "Strong"), await player(app, "New")
+    for i in range(6):  # six wins over somebody: far above a newcomer's 1500
+        await store_result(app.store, rated_result(strong_id["player"], f"rival{i}", at=1000 + i))
+    rating = (await app.store.ratings(strong_id["player"]))["classic"].shown
+    assert rating > 1800
+    await queue(strong)
+    await queue(new)
+    await app.quick.pair_now()
+    advance(app, 29_000)
+    await app.quick.pair_now()
+    assert len(await app.store.queue_entries()) == 2
+    advance(app, 1_000)  # 30 s: anyone
+    await app.quick.pair_now()
+    await paired(strong, new)
+
+
+async def test_bad_quick_requests_get_typed_errors(app: App) -> None:
+    (ann, _) = await player(app, "Ann")
+    for bad in ({"time_limit_s": 200}, {"variant": "chess"}, {"extra": 1}):
+        assert (await ann.request({"type": "quick", **bad}, "error"))["code"] == "bad_message"
+    anonymous = await client(app)
+    refused = await anonymous.request({"type": "quick"}, "error")
+    assert refused["code"] == "bad_key"  # quick races are rated: they need an identity
