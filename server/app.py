@@ -58,7 +58,7 @@ class App:
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.liveness = Liveness(self.hub, store, self.instance)
         self.quick = QuickRaces(self)
-        self.live_races = LiveRaces(store, settings.live_every_s)
+        self.live_races = LiveRaces(store, clock, settings.live_every_s)
         self.hub.followers += [self.quick, self.live_races, RatingNews(self)]
         self.connections: set[Connection] = set()
         self.metrics = Metrics(self.connections, self.hub)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import protocol as p
@@ -30,6 +31,8 @@ from .match.render import progress
 from .store import Store
 
 log = logging.getLogger(__name__)
+#: A listing this long past its race's end is stale: its decision never came (every process died).
+STALE_AFTER_END_MS = 10 * 60_000
 
 
 def listed(m: Match) -> bool:
@@ -88,9 +91,11 @@ class Follower:
 @dataclass
 class LiveRaces:
     store: Store
+    clock: Callable[[], int]
     every_s: float
     followers: dict[str, Follower] = field(default_factory=dict)  # by connection id
     _changed: dict[str, LiveMatch] = field(default_factory=dict)
+    _stale: set[str] = field(default_factory=set)  # listed long past their end: taken off at the next write
 
     # ------------------------------------------------ a Follower of matches (hub)
 
@@ -106,13 +111,15 @@ class LiveRaces:
     async def write(self) -> None:
         """The listings changed since the last write, in one go."""
         changed, self._changed = self._changed, {}
+        stale, self._stale = self._stale, set()
         races = [listing(lm.match) for lm in changed.values() if lm.match.status == "playing"]
-        if races:
+        if races or stale:
             try:
-                await self.store.list_races(races)
+                await self.store.list_races(races, sorted(stale))
             except StoreUnavailable:
                 for lm in changed.values():  # next time
                     self._changed.setdefault(lm.match.id, lm)
+                self._stale |= stale
 
     # ------------------------------------------------------------- the followers
 
@@ -128,7 +135,12 @@ class LiveRaces:
         followers = [f for conn, f in self.followers.items() if only is None or conn in only]
         if not followers:
             return
-        races = await self.store.live_races()
+        races = []
+        for race in await self.store.live_races():
+            if race.ends_at + STALE_AFTER_END_MS < self.clock():
+                self._stale.add(race.match)  # every process died under it before its decision
+            else:
+                races.append(race)
         pages: dict[tuple[p.LiveOrder, int], bytes] = {}
         for f in followers:
             page = pages.get((f.order, f.limit))

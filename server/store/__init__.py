@@ -232,11 +232,15 @@ class Store(Protocol):
 
     # -------------------------------------------------------------- live races
 
-    async def list_races(self, races: Sequence[LiveRace]) -> None:
-        """Put or refresh these races on the list of live races (a decided one stays off it)."""
+    async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str] = ()) -> None:
+        """Put or refresh these races on the list of live races (a decided one stays off it).
+
+        ``stale``: listed races long past their end, to take off. A decision takes its race
+        off; these are the races every process died under before their decision.
+        """
 
     async def live_races(self) -> list[LiveRace]:
-        """The listed races (a race leaves the list with its decision, or past its end)."""
+        """The listed races."""
 
     async def close(self) -> None: ...
 

@@ -584,8 +584,8 @@ class RedisStore:
     async def queue_lease(self, instance: str, ttl_ms: int) -> bool:
         return await self._shared.lease(instance, ttl_ms)
 
-    async def list_races(self, races: Sequence[LiveRace]) -> None:
-        await self._shared.list_races(races)
+    async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str] = ()) -> None:
+        await self._shared.list_races(races, stale)
 
     async def live_races(self) -> list[LiveRace]:
         return await self._shared.live_races()

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 RATE_ATTEMPTS = 16  # a racer's rating changed by another race meanwhile: compute again
 PAIRED_TTL_S = 2 * 3600  # longer than a quick race's lobby, countdown, longest clock and grace
 OVER_KEPT_MS = 3600_000  # decided matches the list remembers, against late listings
-LISTED_PAST_END_MS = 10 * 60_000  # a listing past its race's end by this much is stale: dropped
 QUICK_TAG = "{quick}"
 LIVE_TAG = "{live-races}"
 VARIANTS: tuple[str, ...] = get_args(VariantName)
@@ -256,10 +255,12 @@ class SharedData:
 
     # -------------------------------------------------------------- live races
 
-    async def list_races(self, races: Sequence[LiveRace]) -> None:
+    async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str]) -> None:
+        s = self._store
+        if stale:
+            await s.call(s.client.hdel(live_key("races"), *stale))
         if not races:
             return
-        s = self._store
         args: list[Any] = []
         for r in races:
             args += [r.match, r.model_dump_json()]
@@ -278,8 +279,4 @@ class SharedData:
     async def live_races(self) -> list[LiveRace]:
         s = self._store
         found = await s.call(s.client.hgetall(live_key("races")))
-        races = [LiveRace.model_validate_json(raw) for raw in found.values()]
-        stale = [r.match for r in races if r.ends_at + LISTED_PAST_END_MS < now_ms()]
-        if stale:  # every process died under it before its decision: nobody will take it off
-            await s.call(s.client.hdel(live_key("races"), *stale))
-        return [r for r in races if r.match not in stale]
+        return [LiveRace.model_validate_json(raw) for raw in found.values()]

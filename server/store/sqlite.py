@@ -603,7 +603,7 @@ class SqliteStore:
         """Always: one process uses the store."""
         return True
 
-    async def list_races(self, races: Sequence[LiveRace]) -> None:
+    async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str] = ()) -> None:
         self._commit()  # a decision waiting for its turn goes first: its race stays off the list
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -613,6 +613,7 @@ class SqliteStore:
                 " WHERE NOT EXISTS (SELECT 1 FROM results WHERE match = ?)",
                 [(r.match, r.model_dump_json(), r.match) for r in races],
             )
+            db.executemany("DELETE FROM live_races WHERE match = ?", [(m,) for m in stale])
             db.execute("COMMIT")
         except sqlite3.Error as exc:
             db.execute("ROLLBACK")

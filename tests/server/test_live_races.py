@@ -1,0 +1,125 @@
+"""The list of live races over real websockets: on every backend, and the same on two processes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from race import MakeAppT, client, kick
+from ratingkit import player, queue, start_quick
+from wsclient import Msg, WsClient
+
+from server.app import App
+from server.live_races import listed, ordered
+from server.match import Match
+from server.match.state import COUNTDOWN_MS
+from server.protocol import LiveRace, LiveRacer
+
+Backend = dict[str, str]
+FAST: dict[str, Any] = {"rate_per_s": 1000.0, "burst": 1000, "live_every_s": 0.05}
+
+
+async def listing(follower: WsClient, condition: Any, timeout: float = 5.0) -> Msg:
+    """The next ``live`` the follower is sent that satisfies ``condition``."""
+    while True:
+        msg = await follower.expect("live", timeout)
+        if condition(msg):
+            return msg
+
+
+async def quick_race(app: App) -> tuple[WsClient, WsClient, str]:
+    (ann, _), (bob, _) = await player(app, "Ann"), await player(app, "Bob")
+    await queue(ann)
+    await queue(bob)
+    return ann, bob, await start_quick(app, ann, bob)
+
+
+async def test_a_race_is_listed_while_it_is_played_and_its_numbers_follow(
+    make_app: MakeAppT, backend: Backend
+) -> None:
+    app = await make_app(**FAST, **backend)
+    follower = await client(app)
+    empty = await follower.request({"type": "live"}, "live")
+    assert (empty["races"], empty["total"], empty["order"]) == ([], 0, "newest")
+    ann, bob, code = await quick_race(app)
+    shown = await listing(follower, lambda m: m["total"] == 1)
+    [race] = shown["races"]
+    assert race["match"] == code and race["rated"] and race["time_limit_s"] == 300
+    assert {r["name"] for r in race["racers"]} == {"Ann", "Bob"} and {
+        r["rating"] for r in race["racers"]
+    } == {1500}
+    seat = next(r["seat"] for r in race["racers"] if r["name"] == "Ann")
+    await ann.request({"type": "move", "seq": 1, "move": "T"}, "ack")
+    moved = await listing(follower, lambda m: m["races"] and m["races"][0]["racers"][seat]["moves"] == 1)
+    assert moved["total"] == 1
+    # a private race, and a race nobody plays in yet, stay off the list
+    (cat, _), (dan, _) = await player(app, "Cat"), await player(app, "Dan")
+    private = await cat.request({"type": "create", "private": True}, "created")
+    await dan.request({"type": "join", "match": private["match"]}, "joined")
+    for c in (cat, dan):
+        await c.send({"type": "ready"})
+    await cat.expect("countdown")
+    kick(app, private["match"], COUNTDOWN_MS)
+    await cat.expect("start")
+    await cat.request({"type": "move", "seq": 1, "move": "T"}, "ack")
+    await ann.request({"type": "move", "seq": 2, "move": "T"}, "ack")
+    later = await listing(follower, lambda m: m["races"][0]["racers"][seat]["moves"] == 2)
+    assert [r["match"] for r in later["races"]] == [code]
+    for c in (ann, bob):
+        await c.send({"type": "finish"})
+    await listing(follower, lambda m: m["total"] == 0)
+
+
+async def test_the_list_is_the_same_on_every_process(make_app: MakeAppT, shared_url: str) -> None:
+    one = await make_app(store_url=shared_url, bus_url=shared_url, **FAST)
+    two = await make_app(store_url=shared_url, bus_url=shared_url, **FAST)
+    here, there = await client(one), await client(two)
+    for f in (here, there):
+        await f.request({"type": "live", "order": "closest"}, "live")
+    ann, bob, code = await quick_race(one)
+    for f in (here, there):
+        assert [r["match"] for r in (await listing(f, lambda m: m["total"] == 1))["races"]] == [code]
+    await ann.request({"type": "move", "seq": 1, "move": "T"}, "ack")
+    seen = [
+        await listing(f, lambda m: sum(r["moves"] for r in m["races"][0]["racers"]) == 1)
+        for f in (here, there)
+    ]
+    assert seen[0]["races"] == seen[1]["races"]
+    await there.send({"type": "live_stop"})
+    for c in (ann, bob):
+        await c.send({"type": "finish"})
+    await listing(here, lambda m: m["total"] == 0)
+    assert two.live_races.followers == {}
+
+
+def test_what_is_listed_and_in_which_order() -> None:
+    def race(match: str, started: int, lefts: tuple[int, int]) -> LiveRace:
+        racers = [
+            LiveRacer(seat=n, name="x", rating=None, leftover=left, moves=0, finished=False)
+            for n, left in enumerate(lefts)
+        ]
+        return LiveRace(
+            match=match,
+            variant="classic",
+            time_limit_s=300,
+            rated=False,
+            started_at=started,
+            ends_at=0,
+            racers=racers,
+        )
+
+    a, b, c = "AAAAAAAA", "CCCCCCCC", "DDDDDDDD"
+    races = [race(a, 1, (10, 50)), race(b, 3, (30, 40)), race(c, 2, (20, 21))]
+    assert [r.match for r in ordered(races, "newest")] == [b, c, a]
+    assert [r.match for r in ordered(races, "closest")] == [c, b, a]
+
+    def match(seats: int = 2, **options: Any) -> Match:
+        events = Match.open(
+            "34679ACD", variant="classic", seed="1", time_limit_s=300, seats=seats, name="a", token="t",
+            player=None, now=0, **options,
+        )  # fmt: skip
+        return Match.from_events(events)
+
+    assert listed(match())
+    assert not listed(match(private=True))
+    assert not listed(match(daily="2026-01-01", ranked=True))
+    assert not listed(match(seats=1, practice=True))
