@@ -1,7 +1,8 @@
 """``python -m client``: race, watch or run a bot from a terminal.
 
-python -m client play [URL] [--join CODE | --bot greedy|lookahead | --practice]
+python -m client play [URL] [--join CODE | --bot greedy|lookahead | --practice | --anyone]
 python -m client watch URL CODE
+python -m client live [URL] [--closest]
 python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S] [--rematches N]
 python -m client stats [URL] [--player ID]
 
@@ -27,7 +28,7 @@ from server import protocol as p
 from . import identity
 from .api import DEFAULT_URL, ClientError, connect, match_code, page_url
 from .bots import run_bot
-from .terminal import describe, format_stats, run_terminal, terminal_restored
+from .terminal import describe, format_live, format_stats, run_terminal, terminal_restored
 
 
 def code_arg(text: str) -> str:
@@ -60,6 +61,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     opponent.add_argument("--bot", choices=("greedy", "lookahead"), help="race a bot the server seats")
     opponent.add_argument("--practice", action="store_true", help="play alone, with hint and undo")
+    opponent.add_argument(
+        "--anyone", action="store_true", help="race a stranger of a close rating now (a rated quick race)"
+    )
+    play.add_argument(
+        "--clock", type=int, choices=get_args(p.QuickClock), default=300, help="a quick race's clock (s)"
+    )
     play.add_argument("--deal", type=deal_arg, help="deal number (default: a random deal)")
     play.add_argument("--variant", choices=get_args(p.VariantName), default="classic")
     play.add_argument("--name")
@@ -75,6 +82,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     bot.add_argument("--speed", type=float, default=2.0, help="moves a second (0: as fast as acked)")
     bot.add_argument("--name")
     bot.add_argument("--rematches", type=int, default=0, help="rematches to ask for and play after the first")
+    live = sub.add_parser("live", help="the races being played now, to watch")
+    live.add_argument("url", nargs="?", default=DEFAULT_URL)
+    live.add_argument("--closest", action="store_true", help="the closest races first (else the newest)")
+    live.add_argument("--limit", type=int, default=20)
     stats = sub.add_parser("stats", help="your figures (or another player's), head to head, last games")
     stats.add_argument("url", nargs="?", default=DEFAULT_URL)
     stats.add_argument("--player", help="another player's id")
@@ -94,6 +105,16 @@ async def stats_main(args: argparse.Namespace) -> int:
     finally:
         await client.close()
     print(format_stats(figures, games, page_url(args.url)))
+    return 0
+
+
+async def live_main(args: argparse.Namespace) -> int:
+    client = await connect(args.url, hello=False)
+    try:
+        races = await client.live_races("closest" if args.closest else "newest", args.limit)
+    finally:
+        await client.close()
+    print(format_live(races, page_url(args.url)))
     return 0
 
 
@@ -125,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             with terminal_restored():
                 return asyncio.run(
                     run_terminal(
-                        args.url, join=args.join, bot=args.bot, practice=args.practice, name=args.name, deal=args.deal,
-                        variant=args.variant, color=color, identity_file=args.identity,
+                        args.url, join=args.join, bot=args.bot, practice=args.practice, anyone=args.anyone,
+                        clock=args.clock, name=args.name, deal=args.deal, variant=args.variant, color=color,
+                        identity_file=args.identity,
                     )
                 )  # fmt: skip
         if args.command == "watch":
@@ -134,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                 return asyncio.run(run_terminal(args.url, watch=args.code, color=color))
         if args.command == "stats":
             return asyncio.run(stats_main(args))
+        if args.command == "live":
+            return asyncio.run(live_main(args))
         return asyncio.run(bot_main(args))
     except (ClientError, OSError) as exc:  # OSError: TimeoutError too, should one slip through
         print(f"error: {describe(exc)}", file=sys.stderr)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
@@ -162,6 +162,8 @@ class Client:
         self._waiters: list[tuple[tuple[str, ...], asyncio.Future[p.Message]]] = []
         self._ack_waiters: dict[int, asyncio.Future[p.Ack]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._pairing: asyncio.Future[p.Seated] | None = None  # ``race_anyone``: waiting to be paired
+        self._on_queued: Callable[[p.Queued], None] | None = None
         self._follow: asyncio.Task[None] | None = None
         self._closing = False
         self._reconnecting = False
@@ -326,6 +328,45 @@ class Client:
             raise ClientError(p.explain(exc)) from None
         reply = await self._request(msg, "created")
         assert isinstance(reply, p.Seated)
+        return reply
+
+    async def race_anyone(
+        self,
+        *,
+        variant: p.VariantName = "classic",
+        time_limit_s: p.QuickClock = 300,
+        queued: Callable[[p.Queued], None] | None = None,
+    ) -> p.Seated:
+        """Wait in the quick-race queue until paired with a stranger; the seat (``paired``).
+
+        ``queued`` hears when the place is taken (and again if the opponent
+        never readied and the place was given back). Cancelling the wait
+        leaves the queue. ClientError if the place goes to another
+        connection of this player.
+        """
+        self._pairing = asyncio.get_running_loop().create_future()
+        self._on_queued = queued
+        try:
+            await self._request(p.QuickRace(variant=variant, time_limit_s=time_limit_s), "queued")
+            return await self._pairing
+        except asyncio.CancelledError:
+            with contextlib.suppress(ClientError):
+                await self.send(p.QuickCancel())
+            raise
+        finally:
+            self._pairing, self._on_queued = None, None
+
+    async def live_races(self, order: p.LiveOrder = "newest", limit: int = 20) -> p.Live:
+        """The races being played that anyone may watch, once (the server's list stops after it)."""
+        reply = await self._request(p.LiveRequest(order=order, limit=limit), "live")
+        await self.send(p.LiveStop())
+        assert isinstance(reply, p.Live)
+        return reply
+
+    async def ratings(self, player: str | None = None) -> p.Ratings:
+        """A player's ratings by variant, with their history: our own, or another player's by id."""
+        reply = await self._request(p.RatingsRequest(player=player), "ratings")
+        assert isinstance(reply, p.Ratings)
         return reply
 
     async def stats(self, player: str | None = None) -> p.Stats:
@@ -600,6 +641,7 @@ class Client:
             return
         elif isinstance(msg, p.Error) and msg.code == p.ErrorCode.TAKEN_OVER:
             self._fatal = "the seat was taken over by another connection"
+        self._on_pairing(msg)
         self._observe(msg)
         if not self._answer(msg) and isinstance(msg, p.Error) and not self._on_refused(msg):
             return
@@ -610,6 +652,20 @@ class Client:
                 self._observe(missed)
                 if isinstance(missed, p.Rematched):  # it happened while we were away
                     self._on_rematched(missed)
+
+    def _on_pairing(self, msg: p.ServerMessage) -> None:
+        """While ``race_anyone`` waits: the pairing, the place given back, or the place lost."""
+        waiting = self._pairing
+        if waiting is None or waiting.done():
+            return
+        if isinstance(msg, p.Seated) and msg.type == "paired":
+            waiting.set_result(msg)
+        elif isinstance(msg, p.Queued) and self._on_queued is not None:
+            self._on_queued(msg)
+        elif isinstance(msg, p.Unqueued):
+            waiting.set_exception(ClientError(f"out of the queue: {msg.reason}"))
+        elif isinstance(msg, p.Error) and not any(not f.done() for _, f in self._waiters):
+            waiting.set_exception(ServerError(msg.code, msg.message))  # the seat could not be given
 
     def _new_match(self) -> None:
         """A match (first seat, other seat, rematch) starts from nothing: no event, move or command."""

@@ -28,10 +28,10 @@ import sys
 import termios
 import textwrap
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from server import protocol as p
 from server.engine.cards import home_row, parse_card
@@ -203,6 +203,17 @@ class Screen:
             self.boards.clear()
             self.ended.clear()
             self.note = f"rematch: new match {msg.match}; type ready"
+        elif isinstance(msg, p.Queued):
+            self.note = (
+                f"waiting for an opponent ({msg.variant}, {msg.time_limit_s // 60} min, you: {msg.rating})"
+            )
+            if msg.again:
+                self.note = "your opponent was not ready; " + self.note
+        elif isinstance(msg, p.Rated):
+            self.note = "ratings: " + ", ".join(
+                f"{_seat_name(self, s.seat)} {s.before} -> {s.after}{'?' if s.provisional else ''}"
+                for s in msg.seats
+            )
         elif isinstance(msg, p.Error):
             self.note = f"{msg.code.value}: {msg.message}"
 
@@ -410,6 +421,8 @@ class Terminal:
         if isinstance(msg, p.Error) and not self.screen.match:
             return  # a refused create, join or watch: the caller reports it, once
         self.screen.update(msg)
+        if isinstance(msg, p.Seated) and msg.type == "paired":  # paired again, after a no-show
+            self._asking_task(self.client.ready())
         if isinstance(msg, p.Start):
             self.started.set()
         if isinstance(msg, p.Result) or getattr(msg, "result", None) is not None:
@@ -420,6 +433,11 @@ class Terminal:
             self.rematched.set()
         if self.interactive or not isinstance(msg, p.Lobby | p.Progress | p.Countdown):
             self.redraw()
+
+    def _asking_task(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
 
     async def tick_clock(self) -> None:
         """Redraw the header line (with the clock) each second while the race runs."""
@@ -594,6 +612,8 @@ async def run_terminal(
     watch: str | None = None,
     bot: str | None = None,
     practice: bool = False,
+    anyone: bool = False,
+    clock: p.QuickClock = 300,
     name: str | None = None,
     deal: int | None = None,
     variant: p.VariantName = "classic",
@@ -619,7 +639,10 @@ async def run_terminal(
         if watch:
             watching = await client.watch(match_code(watch))
         else:
-            await _seat(term, join=join, bot=bot, practice=practice, deal=deal, variant=variant)
+            if anyone:
+                await _race_anyone(term, variant, clock)
+            else:
+                await _seat(term, join=join, bot=bot, practice=practice, deal=deal, variant=variant)
         if interactive:
             _setup_readline(term)
             tasks.append(asyncio.create_task(term.tick_clock()))
@@ -672,12 +695,40 @@ async def _seat(
         term.screen.update(seated)
 
 
+async def _race_anyone(term: Terminal, variant: p.VariantName, clock: p.QuickClock) -> None:
+    """Wait in the quick-race queue, then get ready at once: the player asked to race now."""
+
+    def queued(msg: p.Queued) -> None:
+        term.screen.update(msg)
+        term.redraw()
+
+    seated = await term.client.race_anyone(variant=variant, time_limit_s=clock, queued=queued)
+    term.screen.update(seated)
+    await term.client.ready()
+    term.screen.note = f"match {seated.match}: a rated quick race; you are ready"
+
+
 def _setup_readline(term: Terminal) -> None:
     import readline
 
     readline.set_completer_delims(" \t")
     readline.set_completer(_completer(term))
     readline.parse_and_bind("tab: complete")
+
+
+def format_live(live: p.Live, site: str) -> str:
+    """The races being played, one a line, with where to watch each (``site``: the server's page address)."""
+    if not live.races:
+        return "no races being played that anyone may watch"
+    lines = [f"{live.total} races being played ({live.order} first):"]
+    for race in live.races:
+        racers = " vs ".join(
+            f"{r.name}{f' ({r.rating})' if r.rating is not None else ''}: {r.leftover} left"
+            for r in race.racers
+        )
+        rated = ", rated" if race.rated else ""
+        lines.append(f"  {race.match} {race.variant}{rated}: {racers}  watch {site}/w/{race.match}")
+    return "\n".join(lines)
 
 
 def format_stats(stats: p.Stats, history: p.History, site: str) -> str:
