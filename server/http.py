@@ -28,7 +28,7 @@ from .store import Store
 
 #: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
 PAGE_ROUTE = re.compile(
-    rf"/(practice|rules|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
+    rf"/(practice|rules|live|daily(/\d{{4}}-\d{{2}}-\d{{2}})?|stats(/[A-Za-z0-9_-]{{1,64}})?"
     rf"|[mwr]/[{p.CODE_ALPHABET}{p.CODE_ALPHABET.lower()}]{{{p.CODE_LENGTH}}})?/*"
 )
 #: Paths that look like one of the page's (no file extension) but that it cannot show: the page

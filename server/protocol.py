@@ -208,6 +208,7 @@ class QuickRace(Message):
     type: Literal["quick"] = "quick"
     variant: VariantName = "classic"
     time_limit_s: QuickClock = 300
+    name: Name | None = None  # as in ``create``: the name shown to the opponent (else the hello's)
 
 
 class QuickCancel(Message):

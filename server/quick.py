@@ -38,6 +38,8 @@ from .liveness import instance_of
 from .match import Event, Match
 from .match.events import CalledOff
 from .match.state import QuickRacer, hash_token
+from .handlers.records import clean_name
+from .handlers.seat import take_seat, unbind
 from .store import QueueEntry, shown_rating
 
 if TYPE_CHECKING:
@@ -79,7 +81,7 @@ class QuickRaces:
         token = new_token()
         place = QueueEntry(
             player=player,
-            name=client.player.name,
+            name=clean_name(msg.name or client.player.name),
             conn=client.id,
             variant=msg.variant,
             time_limit_s=msg.time_limit_s,
@@ -247,8 +249,6 @@ class QuickRaces:
 
     async def _seat(self, w: Waiting, code: str, seat: int) -> None:
         """Seat a paired connection here (``paired``), once."""
-        from .handlers.seat import take_seat
-
         if self.waiting.get(w.client.id) is not w:
             return  # seated already (a notice and a reconcile), or gone
         del self.waiting[w.client.id]
@@ -305,8 +305,6 @@ class QuickRaces:
 
     async def _requeue(self, lm: LiveMatch, n: int, waiting: Client) -> None:
         """Back in the queue with the place's old time (a racer's peer in a match is a ``Client``)."""
-        from .handlers.seat import unbind
-
         ctx = self._ctx
         m, s = lm.match, lm.match.seat(n)
         if waiting.live is not lm or s.player is None or s.queued_since is None:

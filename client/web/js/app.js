@@ -1,13 +1,15 @@
 // The page: its settings and header, the one connection to the server, and the routes, each drawn
 // by its screen's module. Routes (the server sends index.html for each): /  /practice  /rules
 // /m/CODE (play or join)  /w/CODE (watch)  /r/CODE (replay)  /daily  /daily/YYYY-MM-DD (a day's
-// leaderboard)  /stats  /stats/PLAYER (another player's figures); anything else: "nothing here".
+// leaderboard)  /stats  /stats/PLAYER (another player's figures)  /live (races being played);
+// anything else: "nothing here".
 
 import { LANGS, detectLang, errorText, setLang, t, translateTree } from "./i18n.js";
 import { Net } from "./net.js";
 import { el } from "./dom.js";
 import { saveSeat } from "./seats.js";
-import { CODE_RE, homeScreen, practiceScreen } from "./home.js";
+import { CODE_RE, homeScreen, practiceScreen, quickMessage } from "./home.js";
+import { liveScreen } from "./live.js";
 import { raceScreen } from "./race.js";
 import { watchScreen } from "./watch.js";
 import { fatalPanel } from "./race-parts.js";
@@ -122,6 +124,7 @@ const net = new Net({
   },
   onReconnect: () => screen && screen.onReconnect && screen.onReconnect(),
   onMessage: (msg) => {
+    if (quickMessage(msg, context)) return;
     if (screen && screen.onMessage && screen.onMessage(msg)) return;
     if (msg.type === "error") toast(errorText(msg.code));
   },
@@ -182,6 +185,7 @@ function route() {
   else if (path === "/daily") screen = dailyScreen(app, context);
   else if ((m = /^\/daily\/(\d{4}-\d{2}-\d{2})$/.exec(path))) screen = dailyScreen(app, context, m[1]);
   else if (path === "/stats") screen = statsScreen(app, context);
+  else if (path === "/live") screen = liveScreen(app, context);
   else if ((m = /^\/stats\/([A-Za-z0-9_-]{1,64})$/.exec(path))) screen = statsScreen(app, context, m[1]);
   else screen = missingScreen(path);
   document.getElementById("main").focus({ preventScroll: true });

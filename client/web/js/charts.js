@@ -66,17 +66,19 @@ export function barChart(items, { title, xLabel, mark = null, label = (x, y) => 
   return root;
 }
 
-/** Points joined by a line: `values` oldest first, 0 on the bottom line. */
-export function lineChart(values, { title, xLabel, label = (i, v) => `${i}: ${v}` } = {}) {
-  const W = 320, H = 150, L = 28, R = 8, T = 10, B = 30;
-  const top = niceMax(Math.max(1, ...values));
+/** Points joined by a line: `values` oldest first, 0 on the bottom line (or, with `fit`, the
+ * lowest value rounded down: ratings sit far from 0). */
+export function lineChart(values, { title, xLabel, label = (i, v) => `${i}: ${v}`, fit = false } = {}) {
+  const W = 320, H = 150, L = 34, R = 8, T = 10, B = 30;
+  const low = fit && values.length ? Math.floor(Math.min(...values) / 100) * 100 : 0;
+  const top = low + niceMax(Math.max(1, ...values.map((v) => v - low)));
   const n = values.length;
   const xOf = (i) => (n <= 1 ? (L + W - R) / 2 : L + ((W - L - R) * i) / (n - 1));
   const y0 = H - B;
-  const yOf = (v) => y0 - ((H - T - B) * v) / top;
+  const yOf = (v) => y0 - ((H - T - B) * (v - low)) / (top - low);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart line", role: "img", "aria-label": title });
   root.append(svg("title", {}, document.createTextNode(title)));
-  for (const v of [0, top / 2, top]) {
+  for (const v of [low, (low + top) / 2, top]) {
     if (v !== Math.round(v) && v !== 0) continue;
     root.append(svg("line", { x1: L, x2: W - R, y1: yOf(v), y2: yOf(v), class: "grid-line" }));
     root.append(text(L - 4, yOf(v) + 3, String(v), { class: "tick", "text-anchor": "end" }));
@@ -86,7 +88,7 @@ export function lineChart(values, { title, xLabel, label = (i, v) => `${i}: ${v}
     root.append(svg("path", { d, class: "trend" }));
   }
   values.forEach((v, i) => {
-    const c = svg("circle", { cx: xOf(i).toFixed(1), cy: yOf(v).toFixed(1), r: 3.2, class: v === 0 ? "pt win" : "pt", "data-y": v });
+    const c = svg("circle", { cx: xOf(i).toFixed(1), cy: yOf(v).toFixed(1), r: 3.2, class: v === 0 && !fit ? "pt win" : "pt", "data-y": v });
     c.append(svg("title", {}, document.createTextNode(label(i + 1, v))));
     root.append(c);
   });

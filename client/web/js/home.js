@@ -1,12 +1,38 @@
-// The start page (race a friend or a bot; join or watch by code) and the practice form: both
-// create a match and go to it (race.js).
-import { el } from "./dom.js";
-import { errorText } from "./i18n.js";
+// The start page (race anyone, race a friend or a bot; join or watch by code) and the practice
+// form: each ends in a match, and goes to it (race.js). Waiting in the quick-race queue goes on
+// whichever page the player looks at meanwhile (`quickMessage`, called by app.js for every message).
+import { el, fmtTime } from "./dom.js";
+import { errorText, t } from "./i18n.js";
 import { saveSeat } from "./seats.js";
 import { VARIANTS, variantKey } from "./variants.js";
 
 const TIME_LIMITS = [120, 300, 600, 900, 1800];
 const BOTS = ["greedy", "lookahead"];
+const QUICK_CLOCKS = [180, 300, 600]; // QuickClock in server/protocol.py
+
+/** The place this page waits in, as the server last said (`queued`), or null. */
+export const quick = { waiting: null };
+
+/** The quick-race messages, whatever screen is up: paired → to the race; a place given back after a
+ * no-show → to the start page, which shows the wait; a place lost to another tab → say so. True: handled. */
+export function quickMessage(msg, { navigate, toast }) {
+  if (msg.type === "queued") {
+    quick.waiting = { ...msg, seen: Date.now() };
+    if (msg.again) {
+      toast(t("quick_again"), "info");
+      if (location.pathname !== "/") navigate("/");
+    }
+  } else if (msg.type === "unqueued") {
+    quick.waiting = null;
+    if (msg.reason === "elsewhere") toast(t("quick_elsewhere"), "info");
+  } else if (msg.type === "paired") {
+    quick.waiting = null;
+    saveSeat(msg.match, msg.token, msg.seat);
+    navigate(`/m/${msg.match}`);
+    return true;
+  }
+  return false;
+}
 export const CODE_RE = /^[34679ACDEFGHJKMNPQRTUVWXY]{8}$/;
 
 function variantSelect(id) {
@@ -55,6 +81,8 @@ export function homeScreen({ app, net, navigate, toast }) {
     );
     timeSel.value = "600";
     const deal = el("input", { id: "race-deal", type: "number", min: "0", inputmode: "numeric" });
+    const rated = el("input", { id: "rated", type: "checkbox" });
+    const hidden = el("input", { id: "private", type: "checkbox" });
     const opponent = el(
       "select",
       { id: "opponent", name: "opponent" },
@@ -70,6 +98,8 @@ export function homeScreen({ app, net, navigate, toast }) {
       el("p", { class: "field" }, el("label", { for: "variant", i18n: "variant" }), variantSelect("variant")),
       el("p", { class: "field" }, el("label", { for: "time", i18n: "time_limit" }), timeSel),
       el("p", { class: "field" }, el("label", { for: "race-deal", i18n: "deal_optional" }), deal),
+      el("p", { class: "check" }, rated, " ", el("label", { for: "rated", i18n: "opt_rated" })),
+      el("p", { class: "check" }, hidden, " ", el("label", { for: "private", i18n: "opt_private" })),
       createBtn,
     );
     form.addEventListener("submit", (e) => {
@@ -83,8 +113,10 @@ export function homeScreen({ app, net, navigate, toast }) {
         time_limit_s: Number(timeSel.value),
       };
       if (name) msg.name = name;
-      if (deal.value !== "") msg.deal = Number(deal.value);
+      if (deal.value !== "" && !rated.checked) msg.deal = Number(deal.value);
       if (BOTS.includes(opponent.value)) msg.bot = opponent.value;
+      else if (rated.checked) msg.rated = true;
+      if (hidden.checked) msg.private = true;
       createBtn.disabled = true;
       net.send(msg);
     });
@@ -119,6 +151,7 @@ export function homeScreen({ app, net, navigate, toast }) {
     });
     app.replaceChildren(
       el("section", { class: "hero" }, el("h1", { i18n: "home_title" }), el("p", { class: "lead", i18n: "home_lead" })),
+      quickPanel(net),
       el(
         "div",
         { class: "cards2" },
@@ -140,13 +173,79 @@ export function homeScreen({ app, net, navigate, toast }) {
     );
   };
   draw();
+  const created = onCreated(navigate, "create", () => {
+    const bot = document.getElementById("opponent").value;
+    return BOTS.includes(bot) ? { bot } : {};
+  });
+  // the time waited, each second, while waiting
+  const ticker = setInterval(() => {
+    const clock = document.getElementById("quick-time");
+    if (clock && quick.waiting) clock.textContent = waitedText();
+  }, 1000);
   return {
     rerender: draw,
-    onMessage: onCreated(navigate, "create", () => {
-      const bot = document.getElementById("opponent").value;
-      return BOTS.includes(bot) ? { bot } : {};
-    }),
+    destroy: () => clearInterval(ticker),
+    onMessage(msg) {
+      if (["queued", "unqueued"].includes(msg.type)) {
+        document.getElementById("quick").replaceWith(quickPanel(net));
+        return true;
+      }
+      if (msg.type === "error" && document.getElementById("race-anyone")?.disabled) {
+        document.getElementById("quick").replaceWith(quickPanel(net)); // refused: the button again
+        return false; // and the toast
+      }
+      return created(msg);
+    },
   };
+}
+
+function waitedText() {
+  return fmtTime(Math.max(0, Date.now() - quick.waiting.seen));
+}
+
+/** "Race anyone": a variant and a clock, and the button; while waiting, how long and a Cancel. */
+function quickPanel(net) {
+  const w = quick.waiting;
+  if (w) {
+    return el(
+      "section",
+      { class: "panel quick waiting", id: "quick", "aria-live": "polite" },
+      el("h2", { i18n: "quick_title" }),
+      el("p", { class: "big", id: "quick-waiting" }, el("span", { class: "spinner", "aria-hidden": "true" }), " ",
+        el("span", { i18n: "quick_waiting", args: { time: "" } }), el("span", { id: "quick-time", text: waitedText() })),
+      el("p", { class: "note", id: "quick-rating", i18n: "quick_rating", args: { rating: w.rating } }),
+      el("button", { class: "btn", type: "button", id: "quick-cancel", i18n: "quick_cancel", onclick: () => net.send({ type: "quick_cancel" }) }),
+    );
+  }
+  const clock = el("select", { id: "quick-clock" }, ...QUICK_CLOCKS.map((s) => el("option", { value: String(s), i18n: "minutes", args: { n: s / 60 } })));
+  clock.value = "300";
+  const variant = variantSelect("quick-variant");
+  const go = el("button", { class: "btn primary", type: "submit", id: "race-anyone", i18n: "race_anyone" });
+  const form = el(
+    "form",
+    { class: "panel quick", id: "quick", "aria-labelledby": "quick-h" },
+    el("h2", { id: "quick-h", i18n: "quick_title" }),
+    el("p", { i18n: "quick_lead" }),
+    el(
+      "p",
+      { class: "row" },
+      el("label", { for: "quick-variant", class: "vh", i18n: "variant" }),
+      variant,
+      el("label", { for: "quick-clock", class: "vh", i18n: "quick_clock" }),
+      clock,
+      go,
+    ),
+    el("p", { class: "fine" }, el("a", { href: "/live", "data-link": true, id: "to-live", i18n: "live_title" })),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    go.disabled = true;
+    const msg = { type: "quick", variant: variant.value, time_limit_s: Number(clock.value) };
+    const name = (localStorage.getItem("grip:name") || "").trim();
+    if (name) msg.name = name;
+    net.send(msg);
+  });
+  return form;
 }
 
 export function practiceScreen({ app, net, navigate }) {

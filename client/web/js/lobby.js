@@ -9,7 +9,8 @@ import { variantName } from "./variants.js";
 function termsLine(lobby) {
   const s = lobby.time_limit_s;
   const limit = s % 60 === 0 ? t("minutes", { n: s / 60 }) : fmtTime(s * 1000);
-  return el("p", { class: "terms", id: "race-terms", text: t("race_terms", { variant: variantName(lobby.variant), limit }) });
+  const terms = t("race_terms", { variant: variantName(lobby.variant), limit });
+  return el("p", { class: "terms", id: "race-terms", text: lobby.rated ? `${terms} · ${t("rated_tag")}` : terms });
 }
 
 /** A read-only link and its Copy button. */
@@ -57,6 +58,7 @@ export function lobbyPanel(state, { bot, onReady, onLeave, toast, net }) {
           "li",
           { class: s.ready ? "ready" : "" },
           el("strong", { text: s.name + (s.seat === state.seat ? ` (${t("you")})` : "") }),
+          s.rating == null ? null : el("span", { class: "seat-rating", text: ` (${s.rating})` }),
           " · ",
           el("span", { i18n: s.ready ? "seat_ready" : "seat_waiting" }),
           s.connected ? null : el("span", { class: "off" }, " · ", el("span", { i18n: "seat_offline" })),
@@ -65,7 +67,9 @@ export function lobbyPanel(state, { bot, onReady, onLeave, toast, net }) {
   }
   // The share link only while a seat is free: once both are taken, nobody else can join.
   let invite;
-  if (bot) invite = [el("p", { i18n: "bot_text" })];
+  if (lb.called_off) invite = [el("p", { class: "note", id: "called-off", i18n: "called_off" })];
+  else if (lb.quick) invite = [el("p", { id: "quick-lobby", i18n: "quick_lobby" })];
+  else if (bot) invite = [el("p", { i18n: "bot_text" })];
   else if (free) invite = [el("p", { i18n: "share_text" }), linkRow("share-link", "copy", net.shareLink(`/m/${code}`), "share_text", toast)];
   else invite = [el("p", { id: "lobby-full", i18n: "lobby_full" })];
   return el(
@@ -79,7 +83,9 @@ export function lobbyPanel(state, { bot, onReady, onLeave, toast, net }) {
     el(
       "p",
       { class: "row" },
-      me && me.ready
+      lb.called_off
+        ? null
+        : me && me.ready
         ? el("span", { class: "note", id: "ready-wait", i18n: "you_are_ready" })
         : el("button", { class: "btn primary", type: "button", id: "ready", i18n: "ready", onclick: onReady }),
       el("button", { class: "btn ghost", type: "button", i18n: "leave", onclick: onLeave }),

@@ -81,7 +81,7 @@ function ratingText(r) {
 }
 
 /** The result: who won, a table of every racer, the seed, rematch and the ways on. */
-export function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = false, lobby = null }) {
+export function resultPanel(result, { mySeat = null, onRematch = null, rematchAsked = false, lobby = null, rated = null }) {
   const seats = result.seats;
   let headline;
   if (seats.length === 1) headline = t("result_title");
@@ -145,8 +145,23 @@ export function resultPanel(result, { mySeat = null, onRematch = null, rematchAs
       ? el("p", { class: "note", id: "tie-by-time", ...(winner.seat === mySeat ? { i18n: "tie_by_time_you" } : { i18n: "tie_by_time", args: { name: winner.name } }) })
       : null,
     table,
+    rated ? ratingChanges(rated, seats, mySeat) : null,
     result.seed ? el("p", { class: "seed" }, el("span", { i18n: "seed" }), ": ", el("code", { text: result.seed })) : null,
     actions,
+  );
+}
+
+/** "Ann: rating 1500 → 1523 (+23)", a line a racer, from the server's `rated`. */
+function ratingChanges(rated, seats, mySeat) {
+  return el(
+    "ul",
+    { class: "rating-changes", id: "rating-changes" },
+    ...rated.seats.map((c) => {
+      const diff = c.after - c.before;
+      const name = seats.find((s) => s.seat === c.seat)?.name || "?";
+      const line = t("rating_change", { before: c.before, after: `${c.after}${c.provisional ? "?" : ""}`, diff: diff > 0 ? `+${diff}` : String(diff) });
+      return el("li", { class: c.seat === mySeat ? "mine" : "", "data-seat": String(c.seat) }, el("strong", { text: name }), ": ", el("span", { text: line }));
+    }),
   );
 }
 

@@ -78,7 +78,8 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   function autoReady() {
     const lb = state.lobby;
     const me = lb.seats.find((s) => s.seat === state.seat);
-    if (lb.solo && lb.status === "lobby" && me && !me.ready && !ui.readySent) {
+    // practice has nobody to wait for; a quick race's racer asked to race now
+    if ((lb.solo || (lb.quick && !lb.called_off)) && lb.status === "lobby" && me && !me.ready && !ui.readySent) {
       ui.readySent = true;
       net.send({ type: "ready" });
     }
@@ -132,6 +133,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
         resultPanel(state.result, {
           mySeat: state.seat,
           lobby: lb,
+          rated: ui.rated,
           rematchAsked: ui.rematchAsked || Boolean(lb.seats.find((x) => x.seat === state.seat)?.rematch),
           onRematch: () => {
             ui.rematchAsked = true;
@@ -384,6 +386,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
         return true;
       }
       send(state.receive(msg));
+      if (msg.type === "rated") ui.rated = msg; // what the race did to the ratings: the result shows it
       switch (msg.type) {
         case "joined":
           saveSeat(code, msg.token, msg.seat);

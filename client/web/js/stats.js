@@ -1,12 +1,15 @@
-// A player's figures (/stats: one's own, /stats/ID: anyone's public ones): per variant, the daily
-// streak, two SVG pictures (score distribution, last 30 scores), practice games apart, the
-// head-to-head table and the paged history, each game opening in the replay viewer.
+// A player's figures (/stats: one's own, /stats/ID: anyone's public ones): their ratings with a
+// chart of each, per variant the daily streak and two SVG pictures (score distribution, last 30
+// scores), practice games apart, the head-to-head table and the paged history, each game opening in
+// the replay viewer; and the board of the best ratings, a page at a time.
 import { el } from "./dom.js";
 import { t } from "./i18n.js";
 import { barChart, lineChart } from "./charts.js";
-import { variantKey, variantName } from "./variants.js";
+import { VARIANTS, variantKey, variantName } from "./variants.js";
 
 const LAST = 30;
+const BOARD_PAGE = 20;
+const PROVISIONAL_GAMES = 5; // server/ratings.py: on the board from then on
 
 function fmtNum(x) {
   return (Math.round(x * 10) / 10).toLocaleString(document.documentElement.lang, { maximumFractionDigits: 1 });
@@ -100,16 +103,114 @@ function variantSection(v) {
 export function statsScreen(app, ctx, player = null) {
   const { net, errorText, toast } = ctx;
   const limit = Math.max(1, Math.min(100, Number(new URLSearchParams(location.search).get("limit")) || 20));
-  const st = { stats: null, games: [], next: null, historyLoaded: false, olderPending: false, fatal: null };
+  const st = { stats: null, games: [], next: null, historyLoaded: false, olderPending: false, fatal: null, ratings: null, board: null, boardVariant: "classic", boardStart: 0 };
   const who = player ? { player } : {};
+
+  function askBoard() {
+    net.send({ type: "rating_board", variant: st.boardVariant, start: st.boardStart, limit: BOARD_PAGE });
+  }
 
   function ask() {
     st.games = [];
     st.historyLoaded = false;
     net.send({ type: "stats", ...who });
     net.send({ type: "history", ...who, limit });
+    net.send({ type: "ratings", ...who });
+    askBoard();
   }
   ask();
+
+  function ratingsPanel() {
+    const r = st.ratings;
+    const parts = [el("h2", { i18n: "ratings_title" })];
+    if (!r) parts.push(el("p", { class: "note", i18n: "loading" }));
+    else if (!r.variants.length) parts.push(el("p", { class: "note", id: "ratings-empty", i18n: "ratings_empty" }));
+    for (const v of r ? r.variants : []) {
+      const points = v.history.map((h) => h.rating);
+      parts.push(
+        el(
+          "div",
+          { class: "rating-variant", "data-variant": v.variant, "data-rating": String(v.rating) },
+          el(
+            "p",
+            {},
+            el("strong", { i18n: variantKey(v.variant) }),
+            " ",
+            el("span", { class: "big rating-now", text: `${v.rating}${v.provisional ? "?" : ""}` }),
+            el("span", { class: "sub", text: ` ±${v.deviation}` }),
+            v.provisional ? el("span", { class: "tag mini", i18n: "rating_provisional" }) : null,
+            v.rank ? el("span", { class: "tag mini rank", i18n: "rating_rank", args: { rank: v.rank } }) : null,
+          ),
+          el("p", { class: "sub", i18n: "rating_games", args: { n: v.games, w: v.wins, l: v.losses, d: v.draws } }),
+          el(
+            "figure",
+            { class: "chart-box rating-chart" },
+            lineChart(points, { title: t("chart_rating"), xLabel: t("chart_rating_x"), fit: true, label: (k, rating) => t("chart_rating_pt", { k, rating }) }),
+            el("figcaption", { i18n: "chart_rating" }),
+          ),
+        ),
+      );
+    }
+    return el("section", { class: "panel", id: "ratings-panel" }, ...parts);
+  }
+
+  function boardPanel() {
+    const b = st.board;
+    const pick = el("select", { id: "board-variant", "aria-label": t("variant") }, ...VARIANTS.map((v) => el("option", { value: v.name, i18n: variantKey(v.name) })));
+    pick.value = st.boardVariant;
+    pick.addEventListener("change", () => {
+      st.boardVariant = pick.value;
+      st.boardStart = 0;
+      askBoard();
+    });
+    const parts = [el("h2", { i18n: "board_title" }), el("p", { class: "note", i18n: "board_lead", args: { n: PROVISIONAL_GAMES } }), el("p", {}, pick)];
+    if (!b) parts.push(el("p", { class: "note", i18n: "loading" }));
+    else if (!b.entries.length) parts.push(el("p", { class: "note", id: "board-empty", i18n: "board_empty" }));
+    else {
+      parts.push(
+        el(
+          "div",
+          { class: "table-wrap" },
+          el(
+            "table",
+            { class: "result-table", id: "rating-board" },
+            el("thead", {}, el("tr", {}, ...["rank", "player", "rating", "games"].map((k) => el("th", { scope: "col", i18n: k })))),
+            el(
+              "tbody",
+              {},
+              ...b.entries.map((e) =>
+                el(
+                  "tr",
+                  { "data-player": e.player, class: e.player === localStorage.getItem("grip:player") ? "mine" : "" },
+                  el("td", { text: String(e.rank) }),
+                  el("th", { scope: "row" }, el("a", { href: `/stats/${encodeURIComponent(e.player)}`, "data-link": true, text: e.name })),
+                  el("td", { class: "rating", text: String(e.rating) }),
+                  el("td", { text: String(e.games) }),
+                ),
+              ),
+            ),
+          ),
+        ),
+      );
+    }
+    if (b && b.you) parts.push(el("p", { id: "board-you", i18n: "board_you", args: { rank: b.you.rank } }));
+    const turn = (id, key, start, enabled) =>
+      el("button", { class: "btn small", type: "button", id, i18n: key, disabled: !enabled, onclick: () => {
+        st.boardStart = start;
+        askBoard();
+      } });
+    if (b && b.total > BOARD_PAGE) {
+      parts.push(
+        el(
+          "p",
+          { class: "row" },
+          turn("board-prev", "prev", Math.max(0, b.start - BOARD_PAGE), b.start > 0),
+          turn("board-next", "next", b.start + BOARD_PAGE, b.start + BOARD_PAGE < b.total),
+        ),
+      );
+    }
+    return el("section", { class: "panel", id: "board-panel" }, ...parts);
+  }
 
   function h2hPanel() {
     const rows = st.stats.head_to_head;
@@ -251,6 +352,7 @@ export function statsScreen(app, ctx, player = null) {
           ),
           mine ? null : el("p", {}, el("a", { href: "/stats", "data-link": true, i18n: "my_stats" })),
         ),
+        el("div", { class: "cards2" }, ratingsPanel(), boardPanel()),
         variants.length || s.practice.length ? null : el("p", { class: "panel note", id: "no-games", i18n: "stats_empty" }),
         ...variants.map(variantSection),
         practicePanel(s.practice),
@@ -267,6 +369,14 @@ export function statsScreen(app, ctx, player = null) {
       switch (msg.type) {
         case "stats":
           st.stats = msg;
+          draw();
+          return true;
+        case "ratings":
+          st.ratings = msg;
+          draw();
+          return true;
+        case "rating_board":
+          if (msg.variant === st.boardVariant) st.board = msg;
           draw();
           return true;
         case "history":

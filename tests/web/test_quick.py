@@ -1,0 +1,65 @@
+"""Race a stranger from the web page: the button, the wait and its cancel, the race, the new
+ratings on the result, the list of live races (names as text), the ratings chart and the board."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.sync_api import expect
+
+from .helpers import BOARD, finish, set_name, turn
+
+
+def race_anyone(page: Any, url: str, name: str) -> None:
+    set_name(page, url, name)
+    page.select_option("#quick-clock", "180")
+    page.click("#race-anyone")
+
+
+def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
+    server_url: str, pages: Any, shot: Any
+) -> None:
+    ada, bea, carl = pages.new(), pages.new(), pages.new()
+    race_anyone(ada, server_url, "Ada")
+    expect(ada.locator("#quick-waiting")).to_be_visible()
+    expect(ada.locator("#quick-rating")).to_contain_text("1500")
+    shot(ada, "quick-waiting")
+    ada.click("#quick-cancel")
+    expect(ada.locator("#race-anyone")).to_be_visible()  # out of the queue: the button again
+    race_anyone(ada, server_url, "Ada")
+    expect(ada.locator("#quick-waiting")).to_be_visible()
+    race_anyone(bea, server_url, "<i>Bea</i>")
+    for p in (ada, bea):  # paired: to the race, ready at once
+        expect(p).to_have_url(re.compile(r"/m/[A-Z0-9]{8}$"))
+        expect(p.locator(f"{BOARD} button.stock")).to_be_enabled()
+    code = ada.url.rsplit("/", 1)[1]
+    turn(ada)
+
+    carl.goto(f"{server_url}live")
+    race = carl.locator(f'.live-race[data-match="{code}"]')
+    expect(race).to_be_visible()
+    names = race.locator(".racer-name").all_inner_texts()
+    assert sorted(names) == ["Ada", "iBea/i"]  # the markup characters never reach a page
+    assert race.locator("i").count() == 0
+    expect(race.locator(".racer-rating").first).to_have_text(" (1500)")
+    expect(race.locator(".tag.rated")).to_be_visible()
+    shot(carl, "live")
+
+    finish(ada)
+    finish(bea)
+    for p in (ada, bea):
+        changes = p.locator("#rating-changes li")
+        expect(changes).to_have_count(2)
+        expect(changes.first).to_contain_text("1500 →")
+    shot(ada, "result-rated")
+    expect(race).to_have_count(0)  # decided: off the list
+
+    ada.click("#nav-stats")
+    classic = ada.locator('#ratings-panel .rating-variant[data-variant="classic"]')
+    expect(classic).to_be_visible()
+    expect(classic.locator("svg circle.pt")).to_have_count(1)
+    expect(ada.locator("#board-panel")).to_be_visible()  # one race: still provisional, not on it yet
+    expect(ada.locator("#board-empty, #rating-board")).to_have_count(1)
+    me = ada.evaluate("localStorage.getItem('grip:player')")
+    assert ada.locator(f'#rating-board tr[data-player="{me}"]').count() == 0
