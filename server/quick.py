@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, cast
 from . import matchmaking
 from . import protocol as p
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
+from .handlers.records import clean_name
+from .handlers.seat import take_seat, unbind
 from .hub import new_code, new_token
 from .live import LiveMatch
 from .liveness import instance_of
 from .match import Event, Match
 from .match.events import CalledOff
 from .match.state import QuickRacer, hash_token
-from .handlers.records import clean_name
-from .handlers.seat import take_seat, unbind
 from .store import QueueEntry, shown_rating
 
 if TYPE_CHECKING:

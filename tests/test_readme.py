@@ -277,7 +277,7 @@ def with_port(command: str, port: int) -> str:
     if re.match(r"python3 dev\.py (serve|server)\b", command) and "--port" not in command:
         command += f" --port {port}"
     return re.sub(
-        r"^(python3 dev\.py client (?:play|stats))(?! ws://)", rf"\1 ws://127.0.0.1:{port}", command
+        r"^(python3 dev\.py client (?:play|stats|live))(?! ws://)", rf"\1 ws://127.0.0.1:{port}", command
     )
 
 
@@ -472,6 +472,31 @@ async def practice(n: Newcomer, line: Line) -> None:
     assert code == 0, out
     assert "practice, with hint and undo" in out and "wrong_phase" not in out  # no ready needed
     assert re.search(r"hint: \S+", out) and "took back T" in out and "Result" in out
+
+
+@checks(r"python3 dev\.py client play --anyone")
+async def race_anyone(n: Newcomer, line: Line) -> None:
+    url = f"ws://127.0.0.1:{n.server_port()}"
+    ann = await n.start(with_port(line.command, n.server_port()))
+    await ann.wait_for("waiting for an opponent")
+    stranger = await connect(url, name="Stranger")
+    try:
+        await stranger.race_anyone()
+        await stranger.ready()  # the terminal got ready by itself
+        await stranger.next_event(p.Start, timeout=30)
+        await stranger.resign()
+        ann.type("resign\nresign\nquit\n")
+        await ann.wait_for(r"ratings: .*Stranger 1500 -> \d+")
+    finally:
+        await stranger.close()
+    assert await ann.end() == 0
+
+
+@checks(r"python3 dev\.py client live")
+async def live_races(n: Newcomer, line: Line) -> None:
+    code, out = await n.run(with_port(line.command, n.server_port()))
+    assert code == 0, out
+    assert re.search(r"races being played", out), out
 
 
 @checks(r"python3 dev\.py client watch ws://127\.0\.0\.1:8765 CODE")
