@@ -1,0 +1,131 @@
+"""What the list of live races costs with 1,000 races running, on Redis and on SQLite.
+
+    .venv/bin/python bench/live_list.py --races 1000
+
+For each store (a ``redis-server`` of its own; a SQLite file): 1,000 races
+are listed, then timed, each the mean of ``--rounds``:
+
+- a process's write: all its changed listings in one ``list_races`` (the
+  worst case, every race changed within the last 2 s: a move each);
+- a follower refresh on one process: reading the whole list and building a
+  page of 50 (newest first, and closest first), what ``LiveRaces.refresh``
+  does every 2 s while someone follows the list there;
+- the baseline, in the same run on the same store: reading one match's log
+  of 100 events (what a spectator's ``watch`` or a reload reads).
+
+Printed with the bytes of a page, and each cost as a share of one core at
+the list's pace (every 2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from server import protocol as p  # noqa: E402
+from server.live_races import ordered  # noqa: E402
+from server.match.events import Moved, Numbers, Opened  # noqa: E402
+from server.store import Store, open_store  # noqa: E402
+from tests.conftest import RedisServer  # noqa: E402
+
+EVERY_S = 2.0
+PAGE = 50
+
+
+def code(n: int) -> str:
+    digits = []
+    for _ in range(p.CODE_LENGTH):
+        n, r = divmod(n, len(p.CODE_ALPHABET))
+        digits.append(p.CODE_ALPHABET[r])
+    return "".join(digits)
+
+
+def races(n: int, moves: int) -> list[p.LiveRace]:
+    now = p.now_ms()
+    return [
+        p.LiveRace(
+            match=code(i), variant="classic", time_limit_s=300, rated=True, started_at=now - i * 100,
+            ends_at=now + 300_000,
+            racers=[
+                p.LiveRacer(seat=s, name=f"Player {i}-{s}", rating=1400 + (i * 7 + s * 13) % 300,
+                            leftover=72 - (i + s * 3 + moves) % 60, moves=moves + s, finished=False)
+                for s in (0, 1)
+            ],
+        )  # fmt: skip
+        for i in range(n)
+    ]
+
+
+async def timed(rounds: int, work) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Mean wall and CPU seconds of ``work()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(rounds):
+        await work()
+    return (time.perf_counter() - wall) / rounds, (time.process_time() - cpu) / rounds
+
+
+async def measure(name: str, store: Store, n: int, rounds: int) -> None:
+    await store.list_races(races(n, 0))
+    match = code(10**9)
+    log = [Opened(ev=1, at=0, match=match, variant="classic", seed="1", seats=2, time_limit_s=300)]
+    log += [Moved(ev=i, at=i, seat=0, seq=i - 1, move="T", numbers=Numbers(leftover=72, on_grid=24, complete=0, moves=i)) for i in range(2, 101)]
+    await store.append(match, 0, log)
+    k = iter(range(1, 10**6))
+
+    async def write() -> None:
+        await store.list_races(races(n, next(k)))
+
+    pages: dict[str, bytes] = {}
+
+    async def refresh() -> None:
+        listed = await store.live_races()
+        for order in ("newest", "closest"):
+            pages[order] = p.encode(p.Live(order=order, races=ordered(listed, order)[:PAGE], total=len(listed)))
+
+    async def baseline() -> None:
+        await store.events(match)
+
+    w_wall, w_cpu = await timed(rounds, write)
+    r_wall, r_cpu = await timed(rounds, refresh)
+    b_wall, b_cpu = await timed(rounds * 5, baseline)
+    print(f"{name}: {n} listed races")
+    print(f"  write of all {n} changed listings: {w_wall * 1000:7.2f} ms wall, {w_cpu * 1000:7.2f} ms CPU here "
+          f"= {w_cpu / EVERY_S * 100:.1f}% of a core at one write every {EVERY_S:g} s")
+    print(f"  refresh (read all, two pages of {PAGE}): {r_wall * 1000:7.2f} ms wall, {r_cpu * 1000:7.2f} ms CPU "
+          f"= {r_cpu / EVERY_S * 100:.1f}% of a core; a page is {len(pages['newest']):,} bytes")
+    print(f"  baseline, one match's log of 100 events: {b_wall * 1000:7.2f} ms wall, {b_cpu * 1000:7.2f} ms CPU")
+    print(f"  ratios to the baseline (wall): write {w_wall / b_wall:.1f}, refresh {r_wall / b_wall:.1f}")
+
+
+async def run(n: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp))
+        server.start()
+        try:
+            store = await open_store(server.url)
+            await measure("Redis", store, n, rounds)
+            await store.close()
+        finally:
+            server.stop()
+        store = await open_store(f"sqlite:///{tmp}/grip.db")
+        await measure("SQLite", store, n, rounds)
+        await store.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--races", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=20)
+    args = ap.parse_args()
+    asyncio.run(run(args.races, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
