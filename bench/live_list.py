@@ -51,14 +51,24 @@ def races(n: int, moves: int) -> list[p.LiveRace]:
     now = p.now_ms()
     return [
         p.LiveRace(
-            match=code(i), variant="classic", time_limit_s=300, rated=True, started_at=now - i * 100,
+            match=code(i),
+            variant="classic",
+            time_limit_s=300,
+            rated=True,
+            started_at=now - i * 100,
             ends_at=now + 300_000,
             racers=[
-                p.LiveRacer(seat=s, name=f"Player {i}-{s}", rating=1400 + (i * 7 + s * 13) % 300,
-                            leftover=72 - (i + s * 3 + moves) % 60, moves=moves + s, finished=False)
+                p.LiveRacer(
+                    seat=s,
+                    name=f"Player {i}-{s}",
+                    rating=1400 + (i * 7 + s * 13) % 300,
+                    leftover=72 - (i + s * 3 + moves) % 60,
+                    moves=moves + s,
+                    finished=False,
+                )
                 for s in (0, 1)
             ],
-        )  # fmt: skip
+        )
         for i in range(n)
     ]
 
@@ -75,7 +85,17 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
     await store.list_races(races(n, 0))
     match = code(10**9)
     log = [Opened(ev=1, at=0, match=match, variant="classic", seed="1", seats=2, time_limit_s=300)]
-    log += [Moved(ev=i, at=i, seat=0, seq=i - 1, move="T", numbers=Numbers(leftover=72, on_grid=24, complete=0, moves=i)) for i in range(2, 101)]
+    log += [
+        Moved(
+            ev=i,
+            at=i,
+            seat=0,
+            seq=i - 1,
+            move="T",
+            numbers=Numbers(leftover=72, on_grid=24, complete=0, moves=i),
+        )
+        for i in range(2, 101)
+    ]
     await store.append(match, 0, log)
     k = iter(range(1, 10**6))
 
@@ -87,7 +107,9 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
     async def refresh() -> None:
         listed = await store.live_races()
         for order in ("newest", "closest"):
-            pages[order] = p.encode(p.Live(order=order, races=ordered(listed, order)[:PAGE], total=len(listed)))
+            pages[order] = p.encode(
+                p.Live(order=order, races=ordered(listed, order)[:PAGE], total=len(listed))
+            )
 
     async def baseline() -> None:
         await store.events(match)
@@ -96,11 +118,17 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
     r_wall, r_cpu = await timed(rounds, refresh)
     b_wall, b_cpu = await timed(rounds * 5, baseline)
     print(f"{name}: {n} listed races")
-    print(f"  write of all {n} changed listings: {w_wall * 1000:7.2f} ms wall, {w_cpu * 1000:7.2f} ms CPU here "
-          f"= {w_cpu / EVERY_S * 100:.1f}% of a core at one write every {EVERY_S:g} s")
-    print(f"  refresh (read all, two pages of {PAGE}): {r_wall * 1000:7.2f} ms wall, {r_cpu * 1000:7.2f} ms CPU "
-          f"= {r_cpu / EVERY_S * 100:.1f}% of a core; a page is {len(pages['newest']):,} bytes")
-    print(f"  baseline, one match's log of 100 events: {b_wall * 1000:7.2f} ms wall, {b_cpu * 1000:7.2f} ms CPU")
+    print(
+        f"  write of all {n} changed listings: {w_wall * 1000:7.2f} ms wall, {w_cpu * 1000:7.2f} ms CPU here "
+        f"= {w_cpu / EVERY_S * 100:.1f}% of a core at one write every {EVERY_S:g} s"
+    )
+    print(
+        f"  refresh (read all, two pages of {PAGE}): {r_wall * 1000:7.2f} ms wall, {r_cpu * 1000:7.2f} ms CPU "
+        f"= {r_cpu / EVERY_S * 100:.1f}% of a core; a page is {len(pages['newest']):,} bytes"
+    )
+    print(
+        f"  baseline, one match's log of 100 events: {b_wall * 1000:7.2f} ms wall, {b_cpu * 1000:7.2f} ms CPU"
+    )
     print(f"  ratios to the baseline (wall): write {w_wall / b_wall:.1f}, refresh {r_wall / b_wall:.1f}")
 
 

@@ -47,7 +47,10 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def friendly_pair(url_a: str, url_b: str, out: list[float]) -> None:
-    a, b = await connect(url_a, name="a", auto_reconnect=False), await connect(url_b, name="b", auto_reconnect=False)
+    a, b = (
+        await connect(url_a, name="a", auto_reconnect=False),
+        await connect(url_b, name="b", auto_reconnect=False),
+    )
     try:
         t0 = time.monotonic()
         created = await a.create(time_limit_s=300)
@@ -69,7 +72,11 @@ async def seed_ratings(redis_url: str, urls: list[str], n: int, rng: random.Rand
         assert c.player is not None and c.key is not None
         players.append(f"{c.player} {c.key}")
         mu = rng.gauss(1500, 200)
-        r.hset(rating_key("classic", "players"), c.player, PlayerRating(mu=mu, sigma=200, games=10).model_dump_json())
+        r.hset(
+            rating_key("classic", "players"),
+            c.player,
+            PlayerRating(mu=mu, sigma=200, games=10).model_dump_json(),
+        )
         await c.close()
     r.close()
     return players
@@ -113,13 +120,21 @@ async def run(players: int, over: float) -> None:
             store.stop()
     countdown = COUNTDOWN_MS / 1000
     print(f"{players} players joining over {over:g} s, alternately on 2 server processes, one Redis")
-    print(f"  quick -> paired:  p50 {pct(out['paired'], 0.5) * 1000:7.1f} ms   p99 {pct(out['paired'], 0.99) * 1000:7.1f} ms")
+    print(
+        f"  quick -> paired:  p50 {pct(out['paired'], 0.5) * 1000:7.1f} ms   p99 {pct(out['paired'], 0.99) * 1000:7.1f} ms"
+    )
     s50, s99 = pct(out["start"], 0.5), pct(out["start"], 0.99)
-    print(f"  quick -> start:   p50 {s50 * 1000:7.1f} ms   p99 {s99 * 1000:7.1f} ms  (the countdown is {countdown:g} s of it)")
+    print(
+        f"  quick -> start:   p50 {s50 * 1000:7.1f} ms   p99 {s99 * 1000:7.1f} ms  (the countdown is {countdown:g} s of it)"
+    )
     f50, f99 = pct(friendly, 0.5), pct(friendly, 0.99)
-    print(f"  baseline, create -> join -> start of {len(friendly)} friendly races at once: p50 {f50 * 1000:7.1f} ms   p99 {f99 * 1000:7.1f} ms")
+    print(
+        f"  baseline, create -> join -> start of {len(friendly)} friendly races at once: p50 {f50 * 1000:7.1f} ms   p99 {f99 * 1000:7.1f} ms"
+    )
     print(f"  ratio (quick -> start) / (friendly -> start): p50 {s50 / f50:.2f}   p99 {s99 / f99:.2f}")
-    print(f"  mean time paired: {statistics.mean(out['paired']) * 1000:.1f} ms over {len(out['paired'])} players")
+    print(
+        f"  mean time paired: {statistics.mean(out['paired']) * 1000:.1f} ms over {len(out['paired'])} players"
+    )
 
 
 def main() -> None:

@@ -52,6 +52,19 @@ async def start_quick(app: App, a: WsClient, b: WsClient) -> str:
     return str(sa["match"])
 
 
+async def start_friendly(app: App, a: WsClient, b: WsClient, **create: Any) -> str:
+    """``a`` creates a race (with ``create``'s fields), ``b`` joins; both ready; it started. Its code."""
+    created = await a.request({"type": "create", **create}, "created")
+    await b.request({"type": "join", "match": created["match"]}, "joined")
+    for c in (a, b):
+        await c.send({"type": "ready"})
+    await a.expect("countdown")
+    kick(app, created["match"], COUNTDOWN_MS)
+    for c in (a, b):
+        await c.expect("start")
+    return str(created["match"])
+
+
 def code() -> str:
     n = next(_codes)
     digits = []

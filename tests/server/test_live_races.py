@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from race import MakeAppT, client, kick
-from ratingkit import player, queue, start_quick
+from race import MakeAppT, client
+from ratingkit import player, queue, start_friendly, start_quick
 from wsclient import Msg, WsClient
 
 from server.app import App
 from server.live_races import listed, ordered
 from server.match import Match
-from server.match.state import COUNTDOWN_MS
 from server.protocol import LiveRace, LiveRacer
 
 Backend = dict[str, str]
@@ -53,13 +52,7 @@ async def test_a_race_is_listed_while_it_is_played_and_its_numbers_follow(
     assert moved["total"] == 1
     # a private race, and a race nobody plays in yet, stay off the list
     (cat, _), (dan, _) = await player(app, "Cat"), await player(app, "Dan")
-    private = await cat.request({"type": "create", "private": True}, "created")
-    await dan.request({"type": "join", "match": private["match"]}, "joined")
-    for c in (cat, dan):
-        await c.send({"type": "ready"})
-    await cat.expect("countdown")
-    kick(app, private["match"], COUNTDOWN_MS)
-    await cat.expect("start")
+    await start_friendly(app, cat, dan, private=True)
     await cat.request({"type": "move", "seq": 1, "move": "T"}, "ack")
     await ann.request({"type": "move", "seq": 2, "move": "T"}, "ack")
     later = await listing(follower, lambda m: m["races"][0]["racers"][seat]["moves"] == 2)

@@ -7,12 +7,11 @@ import random
 
 import pytest
 from race import MakeAppT, client, kick
-from ratingkit import player, rated_result, replayed, store_result
+from ratingkit import player, rated_result, replayed, start_friendly, store_result
 
 from server import protocol as p
 from server import ratings
 from server.app import App
-from server.match.state import COUNTDOWN_MS
 
 Backend = dict[str, str]
 
@@ -111,16 +110,11 @@ async def test_the_board_of_the_best_pages_without_loading_everything(app: App) 
 
 async def test_a_friendly_race_marked_rated_rates_both_and_needs_both_identities(app: App) -> None:
     (ann, ann_id), (bob, bob_id) = await player(app, "Ann"), await player(app, "Bob")
-    created = await ann.request({"type": "create", "rated": True}, "created")
+    lobby = await ann.request({"type": "create", "rated": True}, "created")
     stranger = await client(app)
-    refused = await stranger.request({"type": "join", "match": created["match"]}, "error")
-    assert refused["code"] == "not_allowed"
-    await bob.request({"type": "join", "match": created["match"]}, "joined")
-    for c in (ann, bob):
-        await c.send({"type": "ready"})
-    await ann.expect("countdown")
-    kick(app, created["match"], COUNTDOWN_MS)
-    await ann.expect("start")
+    refused = await stranger.request({"type": "join", "match": lobby["match"]}, "error")
+    assert refused["code"] == "not_allowed"  # a rated race rates who you are: hello first
+    await start_friendly(app, ann, bob, rated=True)
     await ann.request({"type": "move", "seq": 1, "move": "T"}, "ack")
     await ann.request({"type": "finish"}, "finished")
     await bob.send({"type": "resign"})
@@ -133,16 +127,10 @@ async def test_a_friendly_race_marked_rated_rates_both_and_needs_both_identities
 
 async def test_a_race_abandoned_before_any_move_is_not_rated(app: App) -> None:
     (ann, ann_id), (bob, _) = await player(app, "Ann"), await player(app, "Bob")
-    created = await ann.request({"type": "create", "rated": True}, "created")
-    await bob.request({"type": "join", "match": created["match"]}, "joined")
-    for c in (ann, bob):
-        await c.send({"type": "ready"})
-    await ann.expect("countdown")
-    kick(app, created["match"], COUNTDOWN_MS)
-    await ann.expect("start")
+    code = await start_friendly(app, ann, bob, rated=True)
     await bob.close()
     await ann.expect("lobby")  # bob gone
-    kick(app, created["match"], app.settings.grace_ms)
+    kick(app, code, app.settings.grace_ms)
     await ann.request({"type": "finish"}, "result")
     assert await app.store.ratings(ann_id["player"]) == {}
     assert await app.store.rating_log("classic") == []

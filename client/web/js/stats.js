@@ -27,6 +27,15 @@ function todayUTC() {
 }
 
 
+/** A table in its scrolling box: `attrs` of the table, the text keys of its column heads, its rows. */
+function table(attrs, heads, rows) {
+  return el(
+    "div",
+    { class: "table-wrap" },
+    el("table", attrs, el("thead", {}, el("tr", {}, ...heads.map((k) => el("th", { scope: "col", i18n: k })))), el("tbody", {}, ...rows)),
+  );
+}
+
 function scoreChart(distribution) {
   const items = distribution.map((d) => ({ x: d.score, y: d.games }));
   return barChart(items, { title: t("chart_dist"), xLabel: t("dist_x"), label: (x, y) => t("chart_dist_bar", { score: x, n: y }) });
@@ -168,17 +177,10 @@ export function statsScreen(app, ctx, player = null) {
     else if (!b.entries.length) parts.push(el("p", { class: "note", id: "board-empty", i18n: "board_empty" }));
     else {
       parts.push(
-        el(
-          "div",
-          { class: "table-wrap" },
-          el(
-            "table",
-            { class: "result-table", id: "rating-board" },
-            el("thead", {}, el("tr", {}, ...["rank", "player", "rating", "games"].map((k) => el("th", { scope: "col", i18n: k })))),
-            el(
-              "tbody",
-              {},
-              ...b.entries.map((e) =>
+        table(
+          { class: "result-table", id: "rating-board" },
+          ["rank", "player", "rating", "games"],
+          b.entries.map((e) =>
                 el(
                   "tr",
                   { "data-player": e.player, class: e.player === localStorage.getItem("grip:player") ? "mine" : "" },
@@ -187,8 +189,6 @@ export function statsScreen(app, ctx, player = null) {
                   el("td", { class: "rating", text: String(e.rating) }),
                   el("td", { text: String(e.games) }),
                 ),
-              ),
-            ),
           ),
         ),
       );
@@ -215,17 +215,10 @@ export function statsScreen(app, ctx, player = null) {
   function h2hPanel() {
     const rows = st.stats.head_to_head;
     const body = rows.length
-      ? el(
-          "div",
-          { class: "table-wrap" },
-          el(
-            "table",
-            { class: "result-table", id: "h2h" },
-            el("thead", {}, el("tr", {}, ...["opponent", "st_wins", "st_losses", "st_draws", "st_last"].map((k) => el("th", { scope: "col", i18n: k })))),
-            el(
-              "tbody",
-              {},
-              ...rows.map((r) =>
+      ? table(
+          { class: "result-table", id: "h2h" },
+          ["opponent", "st_wins", "st_losses", "st_draws", "st_last"],
+          rows.map((r) =>
                 el(
                   "tr",
                   { "data-opponent": r.opponent },
@@ -235,8 +228,6 @@ export function statsScreen(app, ctx, player = null) {
                   el("td", { class: "draws", text: String(r.draws) }),
                   el("td", {}, el("a", { href: `/r/${r.last_match}`, "data-link": true, class: "replay-link", text: fmtDate(r.last_at) })),
                 ),
-              ),
-            ),
           ),
         )
       : el("p", { class: "note", id: "h2h-empty", i18n: "h2h_empty" });
@@ -250,18 +241,11 @@ export function statsScreen(app, ctx, player = null) {
     else {
       const today = todayUTC();
       parts.push(
-        el(
-          "div",
-          { class: "table-wrap" },
-          el(
-            "table",
-            { class: "result-table history", id: "history" },
-            // five columns, the rules under the date and the rating under the score: it fits a phone
-            el("thead", {}, el("tr", {}, ...["st_when", "opponent", "st_outcome", "score", "replay_title"].map((k) => el("th", { scope: "col", i18n: k })))),
-            el(
-              "tbody",
-              {},
-              ...st.games.map((g) =>
+        table(
+          { class: "result-table history", id: "history" },
+          // five columns, the rules under the date and the rating under the score: it fits a phone
+          ["st_when", "opponent", "st_outcome", "score", "replay_title"],
+          st.games.map((g) =>
                 el(
                   "tr",
                   { "data-match": g.match, class: `o-${g.outcome}` },
@@ -289,8 +273,6 @@ export function statsScreen(app, ctx, player = null) {
                       : el("a", { href: `/r/${g.match}`, "data-link": true, class: "replay-link", i18n: "replay_link" }),
                   ),
                 ),
-              ),
-            ),
           ),
         ),
       );
