@@ -144,8 +144,7 @@ class App:
         finally:
             self.connections.discard(conn)
             self.live_races.stop(conn)
-            with contextlib.suppress(StoreUnavailable):  # its process is alive: the next round keeps it
-                await self.quick.leave(conn)
+            await self.quick.leave(conn)
             await handlers.seat.unbind(self, conn)
             await conn.stop_writing()
 

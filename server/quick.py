@@ -40,6 +40,7 @@ from .liveness import instance_of
 from .match import Event, Match
 from .match.events import CalledOff
 from .match.state import QuickRacer, hash_token
+from .retry import retry
 from .store import QueueEntry, shown_rating
 
 if TYPE_CHECKING:
@@ -133,10 +134,22 @@ class QuickRaces:
         client.send(p.Unqueued(reason="cancelled"))
 
     async def leave(self, client: Client) -> None:
-        """The connection waits no more (it asked, or it closed)."""
+        """The connection waits no more (it asked, or it closed); with the store away, its place
+        is taken out once it answers (a place left in would be paired, and called off)."""
         w = self.waiting.pop(client.id, None)
-        if w is not None:
-            await self._ctx.store.queue_leave(w.place.player, client.id)
+        if w is None:
+            return
+        store, player = self._ctx.store, w.place.player
+        try:
+            await store.queue_leave(player, client.id)
+        except StoreUnavailable:
+            self._ctx.hub.spawn(self._leave_later(player, client.id))
+
+    async def _leave_later(self, player: str, conn: str) -> None:
+        store = self._ctx.store
+        await retry(
+            lambda: store.queue_leave(player, conn), retry_on=StoreUnavailable, tries=60, pause_first=True
+        )
 
     # ----------------------------------------------------------------- pairing
 

@@ -297,8 +297,8 @@ class Match:
         match_id: str, *, variant: str, seed: str, time_limit_s: int, racers: list[QuickRacer], now: int
     ) -> list[Event]:
         """A quick race: both racers seated at once, rated, to be ready within ``READY_WITHIN_MS``."""
-        terms = {"variant": variant, "seed": seed, "seats": 2, "time_limit_s": time_limit_s}
-        opened = Opened(ev=1, at=now, match=match_id, rated=True, ready_by=now + READY_WITHIN_MS, **terms)
+        opened = Opened(ev=1, at=now, match=match_id, variant=variant, seed=seed, seats=2,
+                        time_limit_s=time_limit_s, rated=True, ready_by=now + READY_WITHIN_MS)  # fmt: skip
         seated = [
             SeatTaken(ev=n + 2, at=now, seat=n, name=r.name, token_hash=r.token_hash, player=r.player,
                       rating=r.rating, queued_since=r.since)
