@@ -38,7 +38,7 @@ from .hub import new_code, new_token
 from .live import LiveMatch
 from .liveness import instance_of
 from .match import Event, Match
-from .match.events import CalledOff
+from .match.events import CalledOff, CountdownStarted
 from .match.state import QuickRacer, hash_token
 from .retry import retry
 from .store import QueueEntry, shown_rating
@@ -304,7 +304,15 @@ class QuickRaces:
     # ------------------------------------------------------ a Follower of matches
 
     def applied(self, lm: LiveMatch, e: Event) -> None:
-        """A quick race called off: its ready racers whose connection is here go back in the queue."""
+        """A quick race called off: its ready racers whose connection is here go back in the queue.
+
+        A quick race counting down where nobody here races or watches was opened
+        here by the pairing: the racers' processes hold it (and run its timers),
+        so this one lets it go, or the pairing process would follow every move of
+        every quick race.
+        """
+        if isinstance(e, CountdownStarted) and lm.match.ready_by is not None and not lm.seats:
+            self._ctx.hub.spawn(self._let_go(lm))
         if not isinstance(e, CalledOff):
             return
         for n, s in enumerate(lm.match.seats):
@@ -315,6 +323,11 @@ class QuickRaces:
 
     async def appended(self, lm: LiveMatch, events: list[Event]) -> None:
         pass
+
+    async def _let_go(self, lm: LiveMatch) -> None:
+        hub = self._ctx.hub
+        if hub.holds(lm) and not lm.seats and not lm.spectators:
+            hub.drop(lm.match.id)
 
     async def _requeue(self, lm: LiveMatch, n: int, waiting: Client) -> None:
         """Back in the queue with the place's old time (a racer's peer in a match is a ``Client``)."""

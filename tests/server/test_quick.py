@@ -9,7 +9,7 @@ from race import MakeAppT, client, kick
 from ratingkit import again, paired, player, queue, rated_result, replayed, start_quick, store_result
 
 from server.app import App
-from server.match.state import READY_WITHIN_MS
+from server.match.state import COUNTDOWN_MS, READY_WITHIN_MS
 from server.quick import NO_SHOW_BAR_MS
 
 Backend = dict[str, str]
@@ -165,3 +165,31 @@ async def test_bad_quick_requests_get_typed_errors(app: App) -> None:
     anonymous = await client(app)
     refused = await anonymous.request({"type": "quick"}, "error")
     assert refused["code"] == "bad_key"  # quick races are rated: they need an identity
+
+
+async def test_players_on_two_processes_are_paired_and_race(make_app: MakeAppT, shared_url: str) -> None:
+    shared = {"store_url": shared_url, "bus_url": shared_url, "rate_per_s": 1000.0, "burst": 1000}
+    one, two = [await make_app(**shared, quick_pair_every_s=0) for _ in "12"]
+    pairing = await make_app(**shared)  # the only one that pairs: nobody races there
+    (ann, _), (bob, _) = await player(one, "Ann"), await player(two, "Bob")
+    await queue(ann)
+    await queue(bob)
+    to_ann, to_bob = await paired(ann, bob)
+    assert to_ann["match"] == to_bob["match"] and {to_ann["seat"], to_bob["seat"]} == {0, 1}
+    code = to_ann["match"]
+    for c in (ann, bob):
+        await c.send({"type": "ready"})
+    for c in (ann, bob):
+        await c.expect("countdown")
+    for app in (one, two):
+        advance(app, COUNTDOWN_MS)
+    kick(one, code)
+    for c in (ann, bob):
+        await c.expect("start")
+    await ann.request({"type": "move", "seq": 1, "move": "T"}, "ack")
+    await bob.expect("progress")  # across the processes
+    for app in (one, two):  # each holds the race for its racer
+        assert set(app.hub.live[code].seats) == {to_ann["seat"] if app is one else to_bob["seat"]}
+    async with asyncio.timeout(5):  # the pairing process opened it, and let it go: it follows no race
+        while code in pairing.hub.live:
+            await asyncio.sleep(0.01)
