@@ -42,6 +42,7 @@ class Peer:
     def __init__(self) -> None:
         self.id = f"bench-{next(self._ids)}"
         self.player = None
+        self.version = 1
         self.live: Any = None
         self.seat: int | None = None
         self.bytes = 0

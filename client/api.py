@@ -5,37 +5,30 @@
         await c.ready()
         async for event in c.events():       # typed server messages
             if isinstance(event, p.Start):
-                await c.move("T")            # seq numbered for you
+                await c.play("T")            # seq numbered for you; c.view is the board after it
 
-One reader task parses every frame into a ``protocol`` model, keeps the
-bookkeeping (the seat token, the last ``ev`` seen, moves sent but not yet
-acknowledged) and queues it for ``events()``. Requests that have an answer
-(``hello``, ``create``, ``join``, ``watch``, ``resume``) wait for it and
-raise ``ServerError`` when the server answers with ``error`` instead.
+The client speaks protocol v2 (``connect(..., version=1)`` for v1): it plays
+each move on its own copy of the game at once (``c.game``, ``c.view``), and
+an ``ack`` brings only what the move revealed. All the bookkeeping (move
+numbers, the moves and seat commands to send again after a drop, the game,
+the agreement check) is the sans-I/O ``Session`` (``client/session.py``);
+this class only moves its frames over a WebSocket and lets callers wait.
+
+One reader task feeds every frame to the session and queues the server's
+messages for ``events()``. Requests that have an answer (``hello``,
+``create``, ``join``, ``watch``, ``resume``, ...) wait for it and raise
+``ServerError`` when the server answers with ``error`` instead; ``play``
+waits for its move's ``ack``.
 
 When the connection drops while seated, the reader reconnects (if
 ``auto_reconnect``), says ``hello`` with the same identity, ``resume``s with
-the seat token and the last ``ev``, and resends every unacknowledged move
-with its original ``seq``: the server acknowledges a repeated ``seq`` again
-(with its original ``ack``) and applies it only once, so no move is lost or
-doubled, and every ``play()`` gets its ``ack``. Until the seat is held again,
-moves and seat commands (``ready``, ``finish``, ...) wait in order: sent on a
-connection without the seat they would only be refused. ``ready``, ``finish``,
-``resign`` and ``rematch`` are kept until the server is seen to apply them (a
-``lobby``, a ``finished``) or refuses them: one written into a line that had
-already died is sent again after the resume unless the ``resumed`` snapshot
-shows it took effect, and the refusal of such a repeat (the game ended
-meanwhile) is not news and not passed on.
-
-A refusal answers the oldest move still on the wire (the server answers a
-connection's frames in order): after one, the moves sent behind it are void
-and their own ``out_of_order`` refusals, still to come, are dropped, so they
-cannot void the moves that take their seqs next.
-
-After ``rematched`` the client takes its seat in the new match with the same
-token (as the protocol says) and numbers moves from 1 again. When the
-connection is gone for good, ``events()`` raises ``ConnectionLost`` and so
-does every later send.
+the seat token and the last ``ev``, and the session sends every
+unacknowledged move again with its original ``seq``: the server acknowledges
+a repeated ``seq`` again (with its original ``ack``) and applies it only once,
+so no move is lost or doubled, and every ``play()`` gets its ``ack``. After
+``rematched`` the session takes its seat in the new match with the same token
+and numbers moves from 1 again. When the connection is gone for good,
+``events()`` raises ``ConnectionLost`` and so does every later send.
 """
 
 from __future__ import annotations
@@ -46,7 +39,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection
@@ -54,8 +47,13 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from server import protocol as p
+from server.engine import ClientGame, IllegalMove, InvalidMove
 
 from . import identity
+from .session import Ack, NotARaceServer, Session
+from .session import ClientError as ClientError
+from .session import MoveRejected as MoveRejected
+from .session import ServerError as ServerError
 
 log = logging.getLogger(__name__)
 
@@ -66,30 +64,6 @@ RECONNECT_DELAYS_S = (0.05, 0.2, 0.5, 1.0, 2.0, 4.0)
 FINAL_RESUME_ERRORS = (p.ErrorCode.NOT_FOUND, p.ErrorCode.BAD_TOKEN)
 
 M = TypeVar("M", bound=p.Message)
-#: Seat commands kept until they are seen to take effect; a repeat of one is harmless.
-Kept = p.Ready | p.Finish | p.Resign | p.Rematch
-
-
-class ClientError(Exception):
-    """Base of every error this library raises."""
-
-
-class ServerError(ClientError):
-    """The server answered a request with ``error``; ``code`` is its ErrorCode."""
-
-    def __init__(self, code: p.ErrorCode, message: str) -> None:
-        super().__init__(f"{code.value}: {message}")
-        self.code = code
-        self.message = message
-
-
-class MoveRejected(ServerError):
-    """A move was refused (``rejected``); ``view`` is the board as the server has it."""
-
-    def __init__(self, rejected: p.Rejected) -> None:
-        super().__init__(rejected.code, rejected.message)
-        self.seq = rejected.seq
-        self.view = rejected.view
 
 
 class ConnectionLost(ClientError):
@@ -108,7 +82,8 @@ class Closed:
         self.lost = lost
 
 
-Event = p.ServerMessage
+#: A server message of either version (``isinstance`` tells which).
+Event = p.Message
 
 
 def ws_url(url: str) -> str:
@@ -138,48 +113,92 @@ def match_code(text: str) -> str:
 class Client:
     """One connection to the server; make it with ``await connect(url)``."""
 
-    def __init__(self, url: str, *, name: str | None = None, auto_reconnect: bool = True) -> None:
+    def __init__(
+        self, url: str, *, name: str | None = None, auto_reconnect: bool = True, version: p.Version = 2
+    ) -> None:
         self.url = ws_url(url)
-        self.name = name
         self.auto_reconnect = auto_reconnect
-        self.player: str | None = None
-        self.key: str | None = None
-        # where we sit (or watch)
-        self.match: str | None = None
-        self.seat: int | None = None
-        self.token: str | None = None
-        self.watching = False
-        self.last_ev = 0
-        self.view: p.View | None = None
-        # moves: seq -> text, in seq order, until acknowledged
-        self.next_seq = 1
-        self.unacked: dict[int, str] = {}
+        self.session = Session(version=version, name=name)
         self.reconnects = 0
         #: Why the connection ended for good (None while it lives, or when we closed it).
         self.lost: str | None = None
         self._ws: ClientConnection | None = None
         self._events: asyncio.Queue[Event | Closed] = asyncio.Queue()
-        self._waiters: list[tuple[tuple[str, ...], asyncio.Future[p.Message]]] = []
-        self._ack_waiters: dict[int, asyncio.Future[p.Ack]] = {}
+        self._answers: dict[int, asyncio.Future[p.Message]] = {}
+        self._acks: dict[int, asyncio.Future[Ack]] = {}
+        self._settled = asyncio.Event()  # set while no move waits for its ack on trust
+        self._settled.set()
         self._reader: asyncio.Task[None] | None = None
         self._pairing: asyncio.Future[p.Seated] | None = None  # ``race_anyone``: waiting to be paired
         self._on_queued: Callable[[p.Queued], None] | None = None
-        self._follow: asyncio.Task[None] | None = None
         self._closing = False
         self._reconnecting = False
         self._ended = False
-        self._fatal: str | None = None  # a reason no reconnect can help with
-        # The seat: does this connection hold it? Until it does, seat commands wait.
-        self._holding = False
-        self._sent_seq = 0  # the highest seq sent on this connection
-        self._held: list[p.Message] = []  # other seat commands waiting for the seat (``leave``)
-        # Kept commands by type until seen to take effect or refused: a resume sends them again.
-        self._unconfirmed: dict[str, Kept] = {}
-        self._settled: set[str] = set()  # took effect in this match: a repeat is not kept
-        # Kept commands sent on this connection and not yet answered, in order: (type, a resend?).
-        self._awaiting: list[tuple[str, bool]] = []
-        # Seqs of voided moves still on the wire whose refusals are yet to come, in order.
-        self._stale: list[int] = []
+
+    # ------------------------------------------------------------ the session's state
+
+    @property
+    def name(self) -> str | None:
+        return self.session.name
+
+    @property
+    def player(self) -> str | None:
+        return self.session.player
+
+    @player.setter
+    def player(self, player: str | None) -> None:
+        self.session.player = player
+
+    @property
+    def key(self) -> str | None:
+        return self.session.key
+
+    @key.setter
+    def key(self, key: str | None) -> None:
+        self.session.key = key
+
+    @property
+    def match(self) -> str | None:
+        return self.session.match
+
+    @property
+    def seat(self) -> int | None:
+        return self.session.seat
+
+    @property
+    def token(self) -> str | None:
+        return self.session.token
+
+    @property
+    def watching(self) -> bool:
+        return self.session.watching
+
+    @property
+    def last_ev(self) -> int:
+        return self.session.last_ev
+
+    @property
+    def next_seq(self) -> int:
+        return self.session.next_seq
+
+    @property
+    def unacked(self) -> dict[int, str]:
+        """Moves sent (or to send) and not acknowledged yet, by seq."""
+        return self.session.unacked
+
+    @property
+    def game(self) -> ClientGame | None:
+        """v2: this racer's game, every move sent played on it (those not acknowledged yet on trust)."""
+        return self.session.game
+
+    @property
+    def view(self) -> p.View | None:
+        """This racer's board as it stands here."""
+        return self.session.view
+
+    def board(self, seat: int) -> p.View | None:
+        """A spectator's board of ``seat``, as shown so far."""
+        return self.session.board(seat)
 
     # ------------------------------------------------------------ connection
 
@@ -197,9 +216,8 @@ class Client:
     async def close(self) -> None:
         """Close for good: a reconnect in progress stops there and takes no seat back."""
         self._closing = True
-        for task in (self._follow, self._reader if self._reconnecting else None):
-            if task is not None:
-                task.cancel()
+        if self._reader is not None and self._reconnecting:
+            self._reader.cancel()
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
@@ -220,87 +238,59 @@ class Client:
             self._ws.transport.abort()
 
     async def send(self, message: p.Message) -> None:
-        """Send one message; ConnectionLost once the connection is gone for good."""
-        await self._send_frame(message)
+        """Send one message as it is, past the session's bookkeeping; ConnectionLost once the connection is gone."""
+        self._check_open()
+        assert self._ws is not None
+        try:
+            await self._ws.send(p.encode(message), text=True)
+        except ConnectionClosed:
+            raise ConnectionLost(self.lost or "the connection is closed") from None
 
     def _check_open(self) -> None:
         if self.lost is not None or self._ended or self._closing:
             raise ConnectionLost(self.lost or "the connection is closed")
-
-    async def _send_frame(self, message: p.Message) -> bool:
-        """Send; False when the line is down and the reader will resume the seat."""
-        self._check_open()
         if self._ws is None:
             raise ConnectionLost("not connected")
-        try:
-            await self._ws.send(p.encode(message), text=True)
-        except ConnectionClosed:
-            if self._closing or not self.auto_reconnect or not self._should_resume():
-                raise ConnectionLost(self.lost or "the connection is closed") from None
-            self._holding = False
-            return False
-        return True
 
-    async def _seat_send(self, message: p.Message) -> None:
-        """Send a seat's command now, or keep it until the seat is held again (reconnect, rematch).
-
-        A kept command stays in ``_unconfirmed`` even once written: a socket that
-        is already dead takes the write without complaint, and only the server's
-        answer shows the command arrived.
-        """
-        self._check_open()
-        kept: Kept | None = None
-        if isinstance(message, Kept) and self.token is not None and message.type not in self._settled:
-            kept = message
-            self._unconfirmed[kept.type] = kept
-        if self.token is None or self._holding:
-            if kept is not None:
-                self._awaiting.append((kept.type, False))
-            if await self._send_frame(message):
+    async def _write(self) -> None:
+        """Send what the session has to send, in order. A line that dies under it is the reader's
+        to mend: the session sends moves and seat commands again after the resume."""
+        ws = self._ws
+        for message in self.session.data_to_send():
+            if ws is None:
                 return
-        if kept is None and not isinstance(message, p.MoveMsg):  # moves wait in ``unacked``, resent by seq
-            self._held.append(message)
-
-    async def _flush(self) -> None:
-        """The seat is ours again: send unacked moves by seq, then kept commands, then held ones."""
-        while True:
-            later = [seq for seq in sorted(self.unacked) if seq > self._sent_seq]
-            sent = {kind for kind, _ in self._awaiting}
-            again = [command for kind, command in self._unconfirmed.items() if kind not in sent]
-            held = False
-            if later:
-                self._sent_seq = later[0]
-                message: p.Message = p.MoveMsg(seq=later[0], move=self.unacked[later[0]])
-            elif again:
-                message = again[0]
-                self._awaiting.append((again[0].type, True))
-            elif self._held:
-                message, held = self._held.pop(0), True
-            else:
-                self._holding = True
-                return
-            if not await self._send_frame(message):
-                if held:
-                    self._held.insert(0, message)
+            try:
+                await ws.send(p.encode(message), text=True)
+            except ConnectionClosed:
+                if self._closing or not self._should_resume():
+                    raise ConnectionLost(self.lost or "the connection is closed") from None
                 return
 
     # -------------------------------------------------------------- requests
 
-    async def _request(self, message: p.Message, *answers: str) -> p.Message:
+    async def _answer(self, request: int) -> p.Message:
+        """Send what waits to be sent, then the answer to ``request``; ServerError for an ``error``."""
         future: asyncio.Future[p.Message] = asyncio.get_running_loop().create_future()
-        self._waiters.append((answers, future))
+        self._answers[request] = future
+        kind = self.session.asked(request)
         try:
-            await self.send(message)
+            await self._write()
             return await asyncio.wait_for(future, REPLY_TIMEOUT_S)
         except TimeoutError:
-            kind = getattr(message, "type", "request")
+            self.session.forget(request)
             raise Timeout(f"no answer to {kind} within {REPLY_TIMEOUT_S:g} s") from None
         finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove((answers, future))
+            self._answers.pop(request, None)
+
+    async def _request(self, message: p.Message) -> p.Message:
+        self._check_open()
+        if self._reconnecting:
+            raise ConnectionLost("the connection is down; it is being taken back")
+        return await self._answer(self.session.request(message))
 
     async def hello(self) -> p.Welcome:
-        reply = await self._request(p.Hello(name=self.name, player=self.player, key=self.key), "welcome")
+        self._check_open()
+        reply = await self._answer(self.session.hello())
         assert isinstance(reply, p.Welcome)
         return reply
 
@@ -326,7 +316,7 @@ class Client:
             )
         except ValidationError as exc:  # what the server would refuse as bad_message
             raise ClientError(p.explain(exc)) from None
-        reply = await self._request(msg, "created")
+        reply = await self._request(msg)
         assert isinstance(reply, p.Seated)
         return reply
 
@@ -347,7 +337,7 @@ class Client:
         self._pairing = asyncio.get_running_loop().create_future()
         self._on_queued = queued
         try:
-            await self._request(p.QuickRace(variant=variant, time_limit_s=time_limit_s), "queued")
+            await self._request(p.QuickRace(variant=variant, time_limit_s=time_limit_s))
             return await self._pairing
         except asyncio.CancelledError:
             with contextlib.suppress(ClientError):
@@ -358,96 +348,117 @@ class Client:
 
     async def live_races(self, order: p.LiveOrder = "newest", limit: int = 20) -> p.Live:
         """The races being played that anyone may watch, once (the server's list stops after it)."""
-        reply = await self._request(p.LiveRequest(order=order, limit=limit), "live")
+        reply = await self._request(p.LiveRequest(order=order, limit=limit))
         await self.send(p.LiveStop())
         assert isinstance(reply, p.Live)
         return reply
 
     async def ratings(self, player: str | None = None) -> p.Ratings:
         """A player's ratings by variant, with their history: our own, or another player's by id."""
-        reply = await self._request(p.RatingsRequest(player=player), "ratings")
+        reply = await self._request(p.RatingsRequest(player=player))
         assert isinstance(reply, p.Ratings)
         return reply
 
     async def stats(self, player: str | None = None) -> p.Stats:
         """A player's figures: our own, or another player's by id."""
-        reply = await self._request(p.StatsRequest(player=player), "stats")
+        reply = await self._request(p.StatsRequest(player=player))
         assert isinstance(reply, p.Stats)
         return reply
 
     async def history(
         self, before: str | None = None, limit: int = 20, player: str | None = None
     ) -> p.History:
-        reply = await self._request(p.HistoryRequest(player=player, before=before, limit=limit), "history")
+        reply = await self._request(p.HistoryRequest(player=player, before=before, limit=limit))
         assert isinstance(reply, p.History)
         return reply
 
     async def join(self, match: str) -> p.Seated:
-        reply = await self._request(p.Join(match=match, name=self.name), "joined")
+        reply = await self._request(p.Join(match=match, name=self.name))
         assert isinstance(reply, p.Seated)
         return reply
 
     async def watch(self, match: str) -> p.Watching:
-        reply = await self._request(p.Watch(match=match), "watching")
+        self._check_open()
+        reply = await self._answer(self.session.watch(match))
         assert isinstance(reply, p.Watching)
         return reply
 
     async def resume(self, match: str | None = None, token: str | None = None) -> p.Resumed:
-        """Reclaim a seat (this client's own unless given), then send the moves and commands that waited."""
-        match, token = match or self.match, token or self.token
-        if match is None or token is None:
-            raise ClientError("nothing to resume: no match and seat token")
-        if (match, token) != (self.match, self.token):
-            self.match, self.token = match, token
-            self._new_match()
-        # Until the answer, seat commands wait; then every unacked move goes again (an
-        # applied one is answered with its original ack), in seq order, before newer ones.
-        self._new_connection()
-        reply = await self._request(p.Resume(match=match, token=token, last_ev=self.last_ev), "resumed")
+        """Reclaim a seat (this client's own unless given); the moves and commands that waited follow."""
+        self._check_open()
+        reply = await self._answer(self.session.resume(match, token))
         assert isinstance(reply, p.Resumed)
-        if self.match == match:  # else a rematch in ``missed`` moved us on: its resume flushes
-            await self._flush()
         return reply
 
     async def ready(self) -> None:
-        await self._seat_send(p.Ready())
+        await self._command(p.Ready())
+
+    async def _command(self, message: p.Message) -> None:
+        self._check_open()
+        self.session.command(message)
+        await self._write()
 
     async def move(self, text: str) -> int:
-        """Send a move with the next ``seq``; its ``ack`` or ``rejected`` comes as an event."""
-        seq = self.next_seq
-        self.next_seq += 1
-        self.unacked[seq] = text
-        if self.token is None or self._holding:
-            self._sent_seq = max(self._sent_seq, seq)
-        await self._seat_send(p.MoveMsg(seq=seq, move=text))
+        """Send a move with the next ``seq``; its ``ack`` or ``rejected`` comes as an event.
+
+        In v2 the move is played here at once (``view`` shows it): a move the
+        rules refuse raises ``MoveRejected`` (``illegal``, the server's very
+        words) and is not sent. One refused while an earlier move's revealed
+        card is still to come is tried again once that card is in.
+        """
+        self._check_open()
+        seq = await self._number(text)
+        await self._write()
         return seq
 
-    async def play(self, text: str, timeout: float | None = None) -> p.Ack:
+    async def _number(self, text: str) -> int:
+        """The move numbered (and, in v2, played here); MoveRejected if the rules refuse it."""
+        for attempt in range(2):
+            try:
+                seq = self.session.move(text)
+            except (IllegalMove, InvalidMove) as exc:
+                if attempt == 0 and self.session.trusting:
+                    await self._wait_settled()
+                    continue
+                raise MoveRejected(p.ErrorCode.ILLEGAL, str(exc), 0, self.view) from None
+            if self.session.trusting:
+                self._settled.clear()
+            return seq
+        raise AssertionError("unreachable")
+
+    async def _wait_settled(self) -> None:
+        try:
+            await asyncio.wait_for(self._settled.wait(), REPLY_TIMEOUT_S)
+        except TimeoutError:
+            raise Timeout(f"the moves sent got no ack within {REPLY_TIMEOUT_S:g} s") from None
+
+    async def play(self, text: str, timeout: float | None = None) -> Ack:
         """Send a move and wait for its ``ack``; ``MoveRejected`` when refused, ``Timeout``."""
         limit = REPLY_TIMEOUT_S if timeout is None else timeout
-        future: asyncio.Future[p.Ack] = asyncio.get_running_loop().create_future()
-        seq = self.next_seq
-        self._ack_waiters[seq] = future
+        self._check_open()
+        seq = await self._number(text)
+        future: asyncio.Future[Ack] = asyncio.get_running_loop().create_future()
+        self._acks[seq] = future
         try:
-            await self.move(text)
+            await self._write()
             return await asyncio.wait_for(future, limit)
         except TimeoutError:
             raise Timeout(f"no answer to move {seq} ({text}) within {limit:g} s") from None
         finally:
-            self._ack_waiters.pop(seq, None)
+            self._acks.pop(seq, None)
 
     async def finish(self) -> None:
-        await self._seat_send(p.Finish())
+        await self._command(p.Finish())
 
     async def resign(self) -> None:
-        await self._seat_send(p.Resign())
+        await self._command(p.Resign())
 
     async def rematch(self) -> None:
-        await self._seat_send(p.Rematch())
+        await self._command(p.Rematch())
 
     async def hint(self) -> str | None:
         """Practice: the move the server's hint player suggests (None: it sees none worth making)."""
-        reply = await self._request(p.HintRequest(), "hint")
+        reply = await self._request(p.HintRequest())
         assert isinstance(reply, p.Hint)
         return reply.move
 
@@ -457,16 +468,16 @@ class Client:
         Not kept for a resume like moves are: an undo sent twice takes back two
         moves, so while the seat is being resumed it is refused instead.
         """
-        if self.token is not None and not self._holding:
+        if self.token is not None and not self.session.holding:
             raise ClientError("the seat is being resumed; undo again once it is back")
-        reply = await self._request(p.UndoRequest(), "undone")
+        reply = await self._request(p.UndoRequest())
         assert isinstance(reply, p.Undone)
         return reply
 
     async def leave(self) -> None:
-        await self._seat_send(p.Leave())
-        self.match = self.token = None
-        self.seat = None
+        self._check_open()
+        self.session.leave()
+        await self._write()
 
     # ---------------------------------------------------------------- events
 
@@ -503,29 +514,37 @@ class Client:
         try:
             while True:
                 reason = await self._read_connection()
-                self._holding = False
-                if self._closing or self._fatal or not self._should_resume():
-                    break
+                self._reconnecting = True
                 # Answers to requests sent on the dropped connection will never come.
-                self._fail_requests(ConnectionLost(reason))
+                self._fail(self.session.disconnected(), ConnectionLost(reason))
+                if self._closing or self.session.fatal or not self._should_resume():
+                    break
                 gave_up = await self._reconnect()
                 if gave_up is not None:
                     reason = gave_up
                     break
+                self._reconnecting = False
         finally:
-            self._end(self._fatal or reason)
+            self._end(self.session.fatal or reason)
 
     def _end(self, reason: str) -> None:
         """The connection is over for good: fail whoever waits, and tell ``events()``."""
-        self._ended, self._holding = True, False
+        self._ended = True
         lost = not self._closing
         if lost:
             self.lost = reason
-        self._fail_requests(ConnectionLost(reason))
-        for ack in self._ack_waiters.values():
+        self._fail(list(self._answers), ConnectionLost(reason))
+        for ack in self._acks.values():
             if not ack.done():
                 ack.set_exception(ConnectionLost(reason))
+        self._settled.set()
         self._events.put_nowait(Closed(reason, lost))
+
+    def _fail(self, requests: list[int], exc: ClientError) -> None:
+        for request in requests:
+            future = self._answers.get(request)
+            if future is not None and not future.done():
+                future.set_exception(exc)
 
     async def _read_connection(self) -> str:
         """Read one connection's frames until it closes; the reason it ended."""
@@ -533,127 +552,47 @@ class Client:
         assert ws is not None
         try:
             async for frame in ws:
-                self._receive(self._parse(frame))
+                self._receive_frame(frame)
+                await self._write()
         except ConnectionClosed:
             pass
-        except ConnectionLost as exc:  # an unreadable frame: not a race server
+        except NotARaceServer as exc:
+            self.session.fatal = f"{self.url} sent {exc}"  # no reconnect helps
             await ws.close()
-            return str(exc)
+            return self.session.fatal
         return f"connection closed ({ws.close_code or 'no close frame'})"
 
-    def _parse(self, frame: str | bytes) -> p.ServerMessage:
-        """The frame as a server message; a frame that is none ends the connection for good."""
-        try:
-            return p.parse_server(frame)
-        except ValidationError:
-            text = frame if isinstance(frame, str) else repr(frame)
-            self._fatal = f"{self.url} sent a message that is no race server's: {text[:60]!r}"
-            raise ConnectionLost(self._fatal) from None
+    def _receive_frame(self, frame: str | bytes) -> None:
+        self._receive(self.session.parse(frame))
 
-    def _should_resume(self) -> bool:
-        return self.auto_reconnect and self.match is not None and (self.token is not None or self.watching)
+    def _receive(self, msg: p.Message) -> None:
+        """Feed the session one message; hand out what came of it."""
+        session = self.session
+        session.receive_message(msg)
+        answered = False
+        for answer in session.answers_received():
+            answered = answered or answer.message is msg
+            future = self._answers.get(answer.request)
+            if future is not None and not future.done():
+                reply = answer.message
+                if isinstance(reply, p.Error):
+                    future.set_exception(ServerError(reply.code, reply.message))
+                else:
+                    future.set_result(reply)
+        for seq, outcome in session.outcomes_received():
+            ack = self._acks.pop(seq, None)
+            if ack is not None and not ack.done():
+                if isinstance(outcome, ClientError):
+                    ack.set_exception(outcome)
+                else:
+                    ack.set_result(outcome)
+        if not session.trusting:
+            self._settled.set()
+        self._on_pairing(msg, answered)
+        for event in session.events_received():
+            self._events.put_nowait(event)
 
-    async def _reconnect(self) -> str | None:
-        """Dial again and take the seat (or the watch) back: None when done, else why not."""
-        why = "could not reconnect"
-        self._reconnecting = True
-        try:
-            for delay in RECONNECT_DELAYS_S:
-                await asyncio.sleep(delay)
-                if self._closing:
-                    return "closed"
-                try:
-                    self._ws = await self._dial()
-                except ConnectionLost as exc:
-                    why = f"could not reconnect: {exc}"
-                    continue
-                self.reconnects += 1
-                try:
-                    await self._rejoin()
-                    return None
-                except ServerError as exc:
-                    why = f"could not resume: {exc}"
-                    if exc.code in FINAL_RESUME_ERRORS:
-                        return why
-                except ClientError as exc:
-                    why = f"could not resume: {exc}"
-                log.info("resume failed; trying again: %s", why)
-            return why
-        finally:
-            self._reconnecting = False
-
-    async def _rejoin(self) -> None:
-        """Identify again and take the seat (or the watch) back on the new connection."""
-        # The reader is this task: answers to our requests must be read by a helper meanwhile.
-        helper = asyncio.create_task(self._read_answers())
-        try:
-            if self.player:
-                await self.hello()
-            if self.watching:
-                assert self.match is not None
-                await self.watch(self.match)
-            else:
-                await self.resume()
-        finally:
-            helper.cancel()
-            await asyncio.wait([helper])
-
-    async def _read_answers(self) -> None:
-        ws = self._ws
-        assert ws is not None
-        try:
-            while True:
-                self._receive(self._parse(await ws.recv()))
-        except (ConnectionClosed, ConnectionLost) as exc:
-            self._fail_requests(ConnectionLost(self._fatal or f"connection closed while resuming: {exc}"))
-
-    async def _follow_rematch(self) -> None:
-        """Take our seat in the rematch: ``resume`` the new match with the same token."""
-        try:
-            await self.resume()
-        except ClientError as exc:
-            log.warning("could not take the seat in the rematch: %s", exc)
-
-    def _receive(self, msg: p.ServerMessage) -> None:
-        ev = getattr(msg, "ev", None)
-        if isinstance(ev, int) and ev > self.last_ev and not isinstance(msg, p.Ack):
-            self.last_ev = ev
-        if isinstance(msg, p.Welcome):
-            self.player, self.key = msg.player, msg.key
-        elif isinstance(msg, p.Seated):
-            self.match, self.seat, self.token, self.watching = msg.match, msg.seat, msg.token, False
-            self._new_match()
-            self._holding, self._held = True, []
-        elif isinstance(msg, p.Watching):
-            self.match, self.seat, self.token, self.watching = msg.match, None, None, True
-            self.last_ev = msg.ev
-        elif isinstance(msg, p.Resumed):
-            self._on_resumed(msg)
-        elif isinstance(msg, p.Rematched):
-            self._on_rematched(msg)
-        elif isinstance(msg, p.Start):
-            self.view = msg.view or self.view
-        elif isinstance(msg, p.Ack):
-            self._on_ack(msg)
-        elif isinstance(msg, p.Undone):
-            self.view = msg.view
-        elif isinstance(msg, p.Rejected) and not self._on_rejected(msg):
-            return
-        elif isinstance(msg, p.Error) and msg.code == p.ErrorCode.TAKEN_OVER:
-            self._fatal = "the seat was taken over by another connection"
-        self._on_pairing(msg)
-        self._observe(msg)
-        if not self._answer(msg) and isinstance(msg, p.Error) and not self._on_refused(msg):
-            return
-        self._events.put_nowait(msg)
-        if isinstance(msg, p.Resumed):
-            for missed in msg.missed:
-                self._events.put_nowait(missed)
-                self._observe(missed)
-                if isinstance(missed, p.Rematched):  # it happened while we were away
-                    self._on_rematched(missed)
-
-    def _on_pairing(self, msg: p.ServerMessage) -> None:
+    def _on_pairing(self, msg: p.Message, answered: bool) -> None:
         """While ``race_anyone`` waits: the pairing, the place given back, or the place lost."""
         waiting = self._pairing
         if waiting is None or waiting.done():
@@ -664,144 +603,59 @@ class Client:
             self._on_queued(msg)
         elif isinstance(msg, p.Unqueued):
             waiting.set_exception(ClientError(f"out of the queue: {msg.reason}"))
-        elif isinstance(msg, p.Error) and not any(not f.done() for _, f in self._waiters):
+        elif isinstance(msg, p.Error) and not answered:
             waiting.set_exception(ServerError(msg.code, msg.message))  # the seat could not be given
 
-    def _new_match(self) -> None:
-        """A match (first seat, other seat, rematch) starts from nothing: no event, move or command."""
-        self.last_ev, self.next_seq, self.unacked, self.view = 0, 1, {}, None
-        self._unconfirmed, self._settled = {}, set()
-        self._new_connection()
+    def _should_resume(self) -> bool:
+        s = self.session
+        return self.auto_reconnect and s.match is not None and (s.token is not None or s.watching)
 
-    def _new_connection(self) -> None:
-        """The seat is not held (yet) here: nothing is sent or awaited on this connection."""
-        self._holding, self._sent_seq, self._awaiting, self._stale = False, 0, [], []
-
-    def _observe(self, msg: p.ServerMessage) -> None:
-        """Settle the kept commands this event (or the ``resumed`` snapshot) shows to have taken effect."""
-        if isinstance(msg, p.Resumed):
-            self._observe(msg.lobby)
-        elif isinstance(msg, p.Lobby) and msg.match == self.match:
-            mine = next((s for s in msg.seats if s.seat == self.seat), None)
-            if msg.status != "lobby" or (mine is not None and mine.ready):
-                self._settle("ready")
-            if mine is not None and mine.rematch:
-                self._settle("rematch")
-            if msg.status == "finished":
-                self._settle("finish", "resign")
-        elif isinstance(msg, p.Finished) and msg.seat == self.seat:
-            self._settle("finish", "resign")
-
-    def _settle(self, *kinds: str) -> None:
-        self._settled.update(kinds)
-        for kind in kinds:
-            self._unconfirmed.pop(kind, None)
-        self._awaiting = [(kind, again) for kind, again in self._awaiting if kind not in kinds]
-
-    def _on_refused(self, msg: p.Error) -> bool:
-        """An error no request waits for refuses the oldest kept command sent here; False to drop it.
-
-        Kept commands are refused with ``wrong_phase`` only. The refusal of a resend is
-        dropped: the command was repeated because the line died under it, and what it
-        asked for either happened meanwhile or no longer can (the game ended, the race started).
-        """
-        if msg.code != p.ErrorCode.WRONG_PHASE or not self._awaiting:
-            return True
-        kind, again = self._awaiting.pop(0)
-        self._unconfirmed.pop(kind, None)
-        return not again
-
-    def _on_resumed(self, msg: p.Resumed) -> None:
-        # Unacked moves up to last_seq were applied; resume() resends them for their acks.
-        self.match, self.seat, self.watching = msg.match, msg.seat, False
-        # The snapshot's ev, even below ours: the store may have lost events (a rolled-back Redis),
-        # and a later resume asking after ours would skip the new events numbered up to it.
-        self.last_ev = msg.ev
-        self.view = msg.view or self.view
-        acked = min(self.unacked, default=self.next_seq) - 1
-        if msg.last_seq < acked:
-            self._lost_moves(msg, acked)
-        else:
-            self.next_seq = max(self.next_seq, msg.last_seq + 1)
-
-    def _lost_moves(self, msg: p.Resumed, acked: int) -> None:
-        """The server lost moves it had acknowledged (its store was rolled back): go on from its board.
-
-        The moves sent after them were chosen on a board that no longer is:
-        they are voided, not resent, and numbering starts again after the
-        server's last seq.
-        """
-        lost = ClientError(f"the server lost moves {msg.last_seq + 1}..{acked}; play on from its board")
-        for seq in sorted(self.unacked):
-            self._settle_ack(seq, lost)
-        self.unacked.clear()
-        self.next_seq, self._sent_seq = msg.last_seq + 1, msg.last_seq
-
-    def _on_rematched(self, msg: p.Rematched) -> None:
-        if self.token is None:  # a spectator: the old match stays what it watches
-            return
-        self.match = msg.match
-        self._new_match()
-        self._follow = asyncio.get_running_loop().create_task(self._follow_rematch())
-
-    def _on_ack(self, msg: p.Ack) -> None:
-        if msg.ev > self.last_ev:
-            self.last_ev = msg.ev
-        for seq in [s for s in self.unacked if s <= msg.seq]:
-            del self.unacked[seq]
-        self.view = msg.view
-        self._settle_ack(msg.seq, msg)
-
-    def _on_rejected(self, msg: p.Rejected) -> bool:
-        """Void the refused move and every later one; False for a refusal about a move void already.
-
-        The refusal answers the oldest move on the wire. The moves sent behind it are
-        refused too (out of order), each before any move sent from now on is answered:
-        those refusals are about these voided moves, not about the next moves that
-        reuse their seqs (voiding those would number a move with a seq already applied).
-        """
-        if self._stale and msg.seq == self._stale[0]:
-            self._stale.pop(0)
-            return False
-        if msg.seq not in self.unacked:  # acknowledged (applied) or voided already
-            return False
-        voided = sorted(s for s in self.unacked if s >= msg.seq)
-        self._stale = [s for s in voided if msg.seq < s <= self._sent_seq]
-        for seq in voided:
-            del self.unacked[seq]
-            self._settle_ack(seq, MoveRejected(msg))
-        self.next_seq = min(self.next_seq, msg.seq)
-        self._sent_seq = min(self._sent_seq, msg.seq - 1)
-        self.view = msg.view or self.view
-        return True
-
-    def _settle_ack(self, seq: int, outcome: p.Ack | ClientError) -> None:
-        future = self._ack_waiters.pop(seq, None)
-        if future is None or future.done():
-            return
-        if isinstance(outcome, ClientError):
-            future.set_exception(outcome)
-        else:
-            future.set_result(outcome)
-
-    def _answer(self, msg: p.Message) -> bool:
-        """Give ``msg`` to the first request it answers; False if it answers none."""
-        kind: Any = getattr(msg, "type", None)
-        for answers, future in self._waiters:
-            if future.done():
+    async def _reconnect(self) -> str | None:
+        """Dial again and take the seat (or the watch) back: None when done, else why not."""
+        why = "could not reconnect"
+        for delay in RECONNECT_DELAYS_S:
+            await asyncio.sleep(delay)
+            if self._closing:
+                return "closed"
+            try:
+                self._ws = await self._dial()
+            except ConnectionLost as exc:
+                why = f"could not reconnect: {exc}"
                 continue
-            if kind in answers:
-                future.set_result(msg)
-                return True
-            if isinstance(msg, p.Error):
-                future.set_exception(ServerError(msg.code, msg.message))
-                return True
-        return False
+            self.reconnects += 1
+            try:
+                await self._rejoin()
+                return None
+            except ServerError as exc:
+                why = f"could not resume: {exc}"
+                if exc.code in FINAL_RESUME_ERRORS:
+                    return why
+            except ClientError as exc:
+                why = f"could not resume: {exc}"
+            log.info("resume failed; trying again: %s", why)
+        return why
 
-    def _fail_requests(self, exc: ClientError) -> None:
-        for _, future in self._waiters:
-            if not future.done():
-                future.set_exception(exc)
+    async def _rejoin(self) -> None:
+        """Identify again and take the seat (or the watch) back on the new connection."""
+        # The reader is this task: answers to our requests must be read by a helper meanwhile.
+        helper = asyncio.create_task(self._read_answers())
+        try:
+            for request in self.session.connected():
+                await self._answer(request)
+        finally:
+            helper.cancel()
+            await asyncio.wait([helper])
+
+    async def _read_answers(self) -> None:
+        ws = self._ws
+        assert ws is not None
+        try:
+            while True:
+                self._receive_frame(await ws.recv())
+                await self._write()
+        except (ConnectionClosed, NotARaceServer) as exc:
+            lost = ConnectionLost(self.session.fatal or f"connection closed while resuming: {exc}")
+            self._fail(list(self._answers), lost)
 
 
 async def connect(
@@ -811,9 +665,14 @@ async def connect(
     hello: bool = True,
     auto_reconnect: bool = True,
     identity_file: Path | None = None,
+    version: p.Version = 2,
 ) -> Client:
-    """Open a client and say ``hello``: the identity in ``identity_file`` if any, kept there after."""
-    client = await Client(url, name=name, auto_reconnect=auto_reconnect).open()
+    """Open a client and say ``hello``: the identity in ``identity_file`` if any, kept there after.
+
+    Without ``hello`` the client has no identity, and speaks protocol v1 (a
+    ``hello`` is how a connection asks for v2).
+    """
+    client = await Client(url, name=name, auto_reconnect=auto_reconnect, version=version if hello else 1).open()
     if not hello:
         return client
     try:

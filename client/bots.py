@@ -2,9 +2,9 @@
 
 ``run_bot`` readies, then plays ``speed`` moves a second (as fast as the
 acks come when ``speed`` is 0), each decided by ``view_players`` from the
-last view the server sent, until the result arrives; with ``rematches`` it
-asks for that many rematches and plays each (the client takes its seat in
-the new match itself).
+client's board (``Client.view``: in protocol v2 its own game's), until the
+result arrives; with ``rematches`` it asks for that many rematches and plays
+each (the client takes its seat in the new match itself).
 """
 
 from __future__ import annotations
@@ -53,25 +53,22 @@ async def play_match(client: Client, strategy: str, speed: float, *, ready: bool
         if isinstance(event, p.Result):
             return event
         if isinstance(event, p.Start) and event.view is not None:
-            await _play_game(client, decide, event.view, interval)
+            await _play_game(client, decide, interval)
     raise ConnectionLost("the connection ended before the result")
 
 
-async def _play_game(
-    client: Client, decide: Callable[[Mapping[str, Any]], str | None], view: p.View, interval: float
-) -> None:
+async def _play_game(client: Client, decide: Callable[[Mapping[str, Any]], str | None], interval: float) -> None:
+    """Play on the client's board (each move waits for its ack, so no card is still to come)."""
     next_at = time.monotonic()
-    current: p.View | None = view
-    while current is not None and not current.over:
-        move = decide(current.model_dump())
+    while (view := client.view) is not None and not view.over:
+        move = decide(view.model_dump())
         if move is None:
             await client.finish()
             return
         next_at += interval
         await asyncio.sleep(max(0.0, next_at - time.monotonic()))
         try:
-            current = (await client.play(move)).view
+            await client.play(move)
         except MoveRejected as exc:
             if exc.code == p.ErrorCode.WRONG_PHASE:
                 return  # the time is up or the game ended: the result follows
-            current = exc.view

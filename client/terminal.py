@@ -136,6 +136,7 @@ class Screen:
     stopped_at: int | None = None  # the clock stands still from then (result, lost connection)
     lost: str | None = None
     ended: set[int] = field(default_factory=set)  # seats whose game is over (the race may go on)
+    sent: dict[int, str] = field(default_factory=dict)  # moves sent and not acknowledged yet, by seq
 
     def clock(self, now: int) -> str:
         """The time left, frozen once the race is decided or the server is gone."""
@@ -163,14 +164,16 @@ class Screen:
                 self.view = msg.view
             for n, board in enumerate(msg.boards or []):
                 self.boards[n] = board
-        elif isinstance(msg, p.Ack):
-            self.view = msg.view
-            self.note = f"played {msg.move}"
+        elif isinstance(msg, p.Ack | p.AckV2):  # v2: the board is the client's own (``Terminal.on_event``)
+            move = msg.move if isinstance(msg, p.Ack) else self.sent.pop(msg.seq, f"move {msg.seq}")
+            if isinstance(msg, p.Ack):
+                self.view = msg.view
+            self.note = f"played {move}"
             if msg.auto:
                 self.note += "; arranged home: " + " ".join(msg.auto)
         elif isinstance(msg, p.Undone):
             self.view, self.note = msg.view, "took back " + " ".join(msg.moves)
-        elif isinstance(msg, p.Rejected):
+        elif isinstance(msg, p.Rejected | p.RejectedV2):
             self.note = f"{msg.code.value}: {msg.message}"
             self.view = msg.view or self.view
         elif isinstance(msg, p.Progress):
@@ -417,12 +420,13 @@ class Terminal:
                 event.set()  # a script waiting for one goes on, to fail on its next line
             self.redraw()
 
-    def on_event(self, msg: p.ServerMessage) -> None:
+    def on_event(self, msg: p.Message) -> None:
         if isinstance(msg, p.Error) and not self.screen.match:
             return  # a refused create, join or watch: the caller reports it, once
         self.screen.update(msg)
         if isinstance(msg, p.Seated) and msg.type == "paired":  # paired again, after a no-show
             self._asking_task(self.client.ready())
+        self.take_boards()
         if isinstance(msg, p.Start):
             self.started.set()
         if isinstance(msg, p.Result) or getattr(msg, "result", None) is not None:
@@ -438,6 +442,16 @@ class Terminal:
         task = asyncio.create_task(coro)
         self._asking.add(task)
         task.add_done_callback(self._asking.discard)
+
+    def take_boards(self) -> None:
+        """The boards as the client holds them: in protocol v2 no message carries one (its moves do)."""
+        c = self.client
+        if c.watching:
+            for seat in c.session.boards:
+                if (board := c.board(seat)) is not None:
+                    self.screen.boards[seat] = board
+        elif (view := c.view) is not None:
+            self.screen.view = view
 
     async def tick_clock(self) -> None:
         """Redraw the header line (with the clock) each second while the race runs."""
@@ -473,8 +487,8 @@ class Terminal:
             return True
         try:
             await self._run(text)
-        except MoveRejected as exc:
-            self.screen.note = f"{text}: {exc.message or exc.code.value}"
+        except MoveRejected as exc:  # by the server, or at once by the client's own engine (protocol v2)
+            self.screen.note = f"{exc.code.value}: {exc.message}"
         except ClientError as exc:
             self.screen.note = f"{text}: {describe(exc)}"
         self.redraw()
@@ -511,11 +525,14 @@ class Terminal:
         elif text == "undo":
             await c.undo()  # its answer, the board before the move, is drawn by the event pump
         elif scripted:
+            self.screen.sent[c.next_seq] = text  # the seq it gets, if the rules let it go
             await c.play(text)
             self.screen.note = f"played {text}"
         else:
-            await c.move(text)  # its ack or refusal shows when it comes
+            seq = await c.move(text)  # in v2 the board shows it at once; its ack or refusal when it comes
+            self.screen.sent[seq] = text
             self.screen.note = f"sent {text}"
+            self.take_boards()
 
     async def _hint(self, *, redraw: bool = False) -> None:
         try:

@@ -163,10 +163,20 @@ class App:
     def _refuse(self, client: Client, message: Any, code: ErrorCode, text: str) -> None:
         self.metrics.refused(code)
         if isinstance(message, p.MoveMsg):
-            view = client.live.match.view(client.seat) if client.live and client.seat is not None else None
-            client.send(p.Rejected(seq=message.seq, code=code, message=text, view=view))
+            client.send(rejected(client, message.seq, code, text))
         else:
             client.send(p.Error(code=code, message=text))
+
+
+def rejected(client: Client, seq: int, code: ErrorCode, text: str) -> p.Rejected | p.RejectedV2:
+    """A refused move's answer: the seat's game as the server has it (v2: with its last seq), to resync from."""
+    lm, seat = client.live, client.seat
+    view, last_seq = None, None
+    if lm is not None and seat is not None:
+        view, last_seq = lm.match.view(seat), lm.match.seat(seat).last_seq
+    if client.version == 1:
+        return p.Rejected(seq=seq, code=code, message=text, view=view)
+    return p.RejectedV2(seq=seq, code=code, message=text, view=view, last_seq=last_seq if view else None)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

@@ -3,10 +3,13 @@
 A ``BotPeer`` is an in-process client: the hub sends it the same messages as
 a player's connection (it sits in ``LiveMatch.seats`` like one), and it sends
 its commands through ``App.dispatch``, the very path a WebSocket frame takes
-after parsing: join, ready, move with its own ``seq``, rematch. So its moves
-are decided and validated by the match like anyone's, and it decides them
-only from what a racer receives (its own ``View`` and the opponent's
-``progress``), with ``engine.view_players``.
+after parsing: join, ready, move, rematch. It speaks protocol v2 through the
+client's ``Session`` (``client/session.py``), which numbers its moves, plays
+them on its own ``ClientGame``, checks every ack, resumes when needed and
+follows a rematch, as it does for every Python client. So its moves are
+decided and validated by the match like anyone's, and it decides them only
+from what a racer knows (its own game and the opponent's ``progress``), with
+``engine.view_players``.
 
 It readies when the human readies, plays at a human pace (a move every
 ``PACE_S`` seconds, jittered), agrees to a rematch, and stops at the result
@@ -20,10 +23,12 @@ import itertools
 import logging
 import random
 from collections.abc import Sequence
-from typing import Any
+
+from client.session import Session
 
 from . import protocol as p
 from .dispatch import Context
+from .engine import IllegalMove, InvalidMove
 from .engine.view_players import STRATEGIES
 from .live import CLOSE_TRY_AGAIN, LiveMatch
 from .liveness import connection_id
@@ -48,17 +53,16 @@ class BotPeer:
         self.pace_s = PACE_S if pace_s is None else pace_s
         self.id = connection_id(ctx.instance, f"bot{next(self._ids)}")
         self.player: PlayerRecord | None = None
+        self.version = 2  # in process, it needs no hello to speak v2
         self.live: LiveMatch | None = None
         self.seat: int | None = None
         self.request_host: str | None = None
         self.rng = random.Random()
+        self.session = Session(version=2, name=NAMES[strategy], greet=False)
         # None: stop; CLOSE_TRY_AGAIN: the connection was closed for a resume (as a client would)
         self._inbox: asyncio.Queue[p.Outgoing | int | None] = asyncio.Queue()
-        self._seq = 0
         self._ready_sent = False
-        self._resuming = False
         self._alone = False  # every human's game has ended: nobody waits to see a human pace
-        self._token = ""
 
     # ---------------------------------------------------------- peer side
 
@@ -74,11 +78,21 @@ class BotPeer:
 
     # ---------------------------------------------------------- player side
 
-    async def _command(self, message: p.ClientMessage) -> None:
-        await self.ctx.dispatch(self, message)
+    async def _send(self) -> None:
+        """Carry out what the session has to send, as the server would have parsed it."""
+        for message in self.session.data_to_send():
+            await self.ctx.dispatch(self, message)  # type: ignore[arg-type]  # client messages only
 
     async def join(self, match: str) -> None:
-        await self._command(p.Join(match=match, name=NAMES[self.strategy]))
+        self.session.request(p.Join(match=match, name=NAMES[self.strategy]))
+        await self._send()
+
+    async def resume(self) -> None:
+        """Take the seat back (after a close that asks for it, ``Recovery.reload``), as a client would."""
+        if self.session.match is not None and not self.session.resuming:
+            self.session.disconnected()
+            self.session.connected()
+            await self._send()
 
     async def run(self) -> None:
         """Read what the seat receives and act on it, until the race is over."""
@@ -88,11 +102,18 @@ class BotPeer:
                 if item is None:
                     return
                 if isinstance(item, int):
-                    await self._resume()
+                    await self.resume()
                     continue
-                msg = p.as_message(item)
-                if not await self._on(msg):
-                    return
+                if isinstance(item, bytes):
+                    self.session.receive(item)
+                else:
+                    self.session.receive_message(item)
+                for answer in self.session.answers_received():
+                    await self._answered(answer.message)
+                for msg in self.session.events_received():
+                    if not await self._on(msg):
+                        return
+                await self._send()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -100,61 +121,46 @@ class BotPeer:
         finally:
             await self._leave()
 
-    async def _on(self, msg: Any) -> bool:
+    async def _answered(self, reply: p.Message) -> None:
+        if isinstance(reply, p.Error) and reply.code == p.ErrorCode.UNAVAILABLE and not self.session.holding:
+            await asyncio.sleep(RETRY_S)  # the store did not answer the resume: again, later
+            await self.resume()
+
+    async def _on(self, msg: p.Message) -> bool:
         """Act on one message; False when the bot is done."""
-        if isinstance(msg, p.Seated):
-            self._token = msg.token
-        elif isinstance(msg, p.Lobby):
-            others_ready = any(s.ready for s in msg.seats if s.seat != self.seat)
+        if isinstance(msg, p.Lobby):
+            others_ready = any(s.ready for s in msg.seats if s.seat != self.session.seat)
             if msg.status == "lobby" and others_ready and not self._ready_sent:
                 self._ready_sent = True
-                await self._command(p.Ready())
-        elif isinstance(msg, p.Start | p.Ack) and msg.view is not None:
-            await self._play(msg.view)
-        elif isinstance(msg, p.Rejected):
-            if msg.code in (p.ErrorCode.OUT_OF_ORDER, p.ErrorCode.UNAVAILABLE):
-                await self._resume()  # out of step with the match: its snapshot says where it stands
-                return True
-            self._seq = msg.seq - 1
-            if msg.view is not None and msg.code != p.ErrorCode.WRONG_PHASE:
-                await self._play(msg.view)
-        elif isinstance(msg, p.Finished) and msg.seat != self.seat:
+                self.session.command(p.Ready())
+        elif isinstance(msg, p.Start | p.AckV2 | p.Resumed | p.RejectedV2):
+            await self._play()
+        elif isinstance(msg, p.Finished) and msg.seat != self.session.seat:
             self._alone = True  # two seats: the human's game is over, the result waits for the bot's
         elif isinstance(msg, p.Result):
-            await self._command(p.Rematch())
+            self.session.command(p.Rematch())
         elif isinstance(msg, p.Rematched):
-            self._seq, self._ready_sent, self._alone = 0, False, False
-            await self._command(p.Resume(match=msg.match, token=self._token, last_ev=0))
-        elif isinstance(msg, p.Resumed):
-            self._seq, self._resuming = msg.last_seq, False
-            if msg.lobby.status == "playing" and msg.view is not None:
-                await self._play(msg.view)
+            self._ready_sent, self._alone = False, False  # the session takes the seat in the new match
         elif isinstance(msg, p.Error) and msg.code in (p.ErrorCode.NOT_FOUND, p.ErrorCode.TAKEN_OVER):
             return False
-        elif isinstance(msg, p.Error) and self._resuming and msg.code == p.ErrorCode.UNAVAILABLE:
-            self._resuming = False
-            await asyncio.sleep(RETRY_S)
-            await self._resume()
         return True
 
-    async def _play(self, view: p.View) -> None:
-        if view.over:
+    async def _play(self) -> None:
+        """The next move, once the last one is acknowledged (so no card is still to be revealed)."""
+        s = self.session
+        if s.game is None or s.game.is_over or s.trusting or not s.holding:
             return
         if not self._alone:
             await asyncio.sleep(self.rng.uniform(*self.pace_s))
         # A strategy may search (lookahead solves the open stock): off the event loop's thread.
-        move = await asyncio.to_thread(self.decide, view.model_dump())
-        if move is None:
-            await self._command(p.Finish())
-            return
-        self._seq += 1
-        await self._command(p.MoveMsg(seq=self._seq, move=move))
-
-    async def _resume(self) -> None:
-        """Take the seat back (after a close that asks for it, ``Recovery.reload``), as a client would."""
-        if self.live is not None and not self._resuming:
-            self._resuming = True
-            await self._command(p.Resume(match=self.live.match.id, token=self._token, last_ev=0))
+        move = await asyncio.to_thread(self.decide, s.game.player_view())
+        if move is not None:
+            try:
+                s.move(move)
+                return
+            except (IllegalMove, InvalidMove) as exc:
+                log.warning("bot %s: its strategy chose a move the rules refuse: %s", self.id, exc)
+        s.command(p.Finish())
 
     async def _leave(self) -> None:
         if self.live is not None:

@@ -10,7 +10,8 @@ task lets the event loop run between chunks of spectators.
 
 Order holds: every frame of the match for a spectator goes through its feed,
 in the order posted. A spectator added joins at the feed's end: its snapshot
-holds everything posted before.
+holds everything posted before. A match has one feed per protocol version
+(``Spectators``): v1 and v2 spectators get different boards.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import asyncio
 import logging
 from collections.abc import Iterator, Sequence
 from typing import Generic, Protocol, TypeVar
+
+from .protocol import PROTOCOL_VERSIONS
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +33,12 @@ class Reader(Protocol):
         """Write ``frames`` in order, at once if the reader keeps up, else queued."""
 
 
+class Spectator(Reader, Protocol):
+    version: int  # the protocol version it speaks: it stays the same while it watches
+
+
 R = TypeVar("R", bound=Reader)
+S = TypeVar("S", bound=Spectator)
 
 
 class SpectatorFeed(Generic[R]):
@@ -92,3 +100,33 @@ class SpectatorFeed(Generic[R]):
         low = min(self._next.values(), default=self._base + len(self._frames))
         del self._frames[: low - self._base]
         self._base = low
+
+
+class Spectators(Generic[S]):
+    """A match's spectators in this process: a feed for each protocol version."""
+
+    def __init__(self) -> None:
+        self._feeds: dict[int, SpectatorFeed[S]] = {v: SpectatorFeed() for v in PROTOCOL_VERSIONS}
+
+    def __len__(self) -> int:
+        return sum(map(len, self._feeds.values()))
+
+    def __iter__(self) -> Iterator[S]:
+        return (s for feed in self._feeds.values() for s in feed)
+
+    def add(self, spectator: S) -> None:
+        self._feeds[spectator.version].add(spectator)
+
+    def discard(self, spectator: S) -> None:
+        for feed in self._feeds.values():
+            feed.discard(spectator)
+
+    def speak(self, version: int) -> bool:
+        """Whether any spectator here speaks ``version`` (0: any version)."""
+        return any(len(f) for v, f in self._feeds.items() if version in (0, v))
+
+    def post(self, frame: bytes, version: int = 0) -> None:
+        """``frame`` for the spectators who speak ``version`` (0: every one)."""
+        for v, feed in self._feeds.items():
+            if version in (0, v):
+                feed.post(frame)

@@ -285,18 +285,22 @@ class Hub:
         for audience, message in render(lm.match, e, lambda a: _present(lm, a)):
             if (racer := audience.racer) is not None:
                 peer = lm.seats.get(racer)
-                if peer is not None:
+                if peer is not None and audience.speaks(peer.version):
                     peer.send(message)
                 continue
-            peers = [peer for seat, peer in lm.seats.items() if audience.has_seat(seat)]
-            watchers = audience.has_spectators and bool(lm.spectators)
+            peers = [
+                peer
+                for seat, peer in lm.seats.items()
+                if audience.has_seat(seat) and audience.speaks(peer.version)
+            ]
+            watchers = audience.has_spectators and lm.spectators.speak(audience.version)
             if not (peers or watchers):
                 continue  # nobody to tell (a board with no spectators): not even encoded
             data = p.encode(message)  # encoded once for every receiver
             for peer in peers:
                 peer.send(data)
             if watchers:
-                lm.spectators.post(data)
+                lm.spectators.post(data, audience.version)
 
     def _take_over(self, lm: LiveMatch, e: Connected) -> None:
         old = lm.seats.get(e.seat)
@@ -439,7 +443,8 @@ def _idle_decided(lm: LiveMatch, now: int) -> bool:
 def _present(lm: LiveMatch, audience: Audience) -> bool:
     """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
     if audience.racer is not None:
-        return audience.racer in lm.seats
+        peer = lm.seats.get(audience.racer)
+        return peer is not None and audience.speaks(peer.version)
     if audience.kind == "spectators":
-        return bool(lm.spectators)
+        return lm.spectators.speak(audience.version)
     return True

@@ -8,16 +8,17 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from . import protocol as p
-from .feed import SpectatorFeed
+from .feed import Spectators
 from .match import Match
 
 CLOSE_TRY_AGAIN = 1013  # a connection closed so that its client resumes (and catches up)
 
 
 class Peer(Protocol):
-    """A connection as the hub sees it: an id, a queue to write to, a way to close."""
+    """A connection as the hub sees it: an id, the protocol version it speaks, a queue to write to, a way to close."""
 
     id: str
+    version: int
 
     def send(self, message: p.Outgoing) -> None: ...
 
@@ -33,7 +34,7 @@ class LiveMatch:
     match: Match
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     seats: dict[int, Peer] = field(default_factory=dict)
-    spectators: SpectatorFeed[Peer] = field(default_factory=SpectatorFeed)
+    spectators: Spectators[Peer] = field(default_factory=Spectators)
     timer: asyncio.TimerHandle | None = None
     deadline: int | None = None  # what ``timer`` is set for
     published: str | None = None  # the last batch this process published (its echo is skipped)

@@ -1,10 +1,17 @@
-"""Protocol v1: every message, both directions, as pydantic v2 models.
+"""The race protocol, v1 and v2: every message, both directions, as pydantic v2 models.
 
 One JSON object per WebSocket text frame, discriminated by ``type``. The
 server parses client frames with ``parse_client`` (a typed ``Refused``
 for anything malformed) and encodes with ``encode``. ``python -m
 server.protocol schema`` prints the JSON Schema of all messages; the
 committed ``docs/protocol.schema.json`` is checked against it by a test.
+
+A connection speaks v1 unless its ``hello`` asks for v2. Both versions share
+every message but three: in v2 moves travel, boards don't. A racer's ``ack``
+and a spectator's ``board`` carry only what the client cannot know (the cards
+a play brought into view, and a check of the position), and a ``rejected``
+move carries the seat's ``last_seq`` beside its view (``AckV2``, ``BoardV2``,
+``RejectedV2``; docs/protocol.md, "Protocol v2").
 
 Times are integers, milliseconds since the Unix epoch by the server's clock.
 """
@@ -18,12 +25,23 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, get_args
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from .errors import ErrorCode as ErrorCode
 from .errors import Refused
 
-PROTOCOL_VERSION = 1
+#: The versions a ``hello`` may ask for; a connection without one speaks v1.
+Version = Literal[1, 2]
+PROTOCOL_VERSIONS: tuple[Version, ...] = (1, 2)
 MAX_FRAME_BYTES = 4096
 
 # Share codes and match ids: no look-alikes (0/O, 1/I/L, 5/S, 2/Z, 8/B).
@@ -59,7 +77,7 @@ class Hello(Message):
     """First message of a connection: who is playing (persistent identity)."""
 
     type: Literal["hello"] = "hello"
-    v: Literal[1] = 1
+    v: Version = 1  # the protocol version this connection speaks from now on
     name: Name | None = None
     player: PlayerId | None = None
     key: str | None = Field(default=None, max_length=128)
@@ -421,6 +439,65 @@ class Board(Message):
     progress: Progress
 
 
+class Terse(Message):
+    """A v2 message: a field left empty (``None``, ``{}``, ``[]``) is left out of the frame."""
+
+    @model_serializer(mode="wrap")
+    def _leave_out_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None and v != {} and v != []}
+
+
+#: CRC-32 of a position's text (docs/client-engine.md): the client's agreement check.
+Check = Annotated[int, Field(ge=0, lt=1 << 32)]
+#: The cards a play brought into view, by spot (a refill from the stock) or waste (its new top).
+Reveal = dict[str, str]
+
+
+class AckV2(Terse):
+    """v2: your move was applied and is durable; ``reveal`` what it brought into view, ``check`` the position after it.
+
+    The client has played the move on its own engine: it puts the revealed
+    cards in, compares the check, and resumes if they differ. ``auto`` (the
+    automatic swaps after a win) comes only after a win.
+    """
+
+    type: Literal["ack"] = "ack"
+    seq: int
+    ev: int
+    reveal: Reveal = {}
+    auto: list[str] = []
+    check: Check
+
+
+class RejectedV2(Terse):
+    """v2: your move was not applied; ``view`` and ``last_seq`` are your game as the server has it."""
+
+    type: Literal["rejected"] = "rejected"
+    seq: int
+    code: ErrorCode
+    message: str
+    view: View | None = None
+    last_seq: int | None = None  # with ``view``: the seq of the last move applied
+
+
+class BoardV2(Terse):
+    """v2, spectators only: a racer's move, what it brought into view, and the check of their board after it.
+
+    A spectator plays it on its copy of that board (built from ``watching`` or
+    ``start``). ``move`` is ``undo`` when a practice player took their last
+    play back; the board then comes whole, as ``view``.
+    """
+
+    type: Literal["board"] = "board"
+    ev: int
+    seat: Seat
+    move: str
+    reveal: Reveal = {}
+    auto: list[str] = []
+    check: Check
+    view: View | None = None
+
+
 class Finished(Message):
     type: Literal["finished"] = "finished"
     ev: int
@@ -772,16 +849,14 @@ class Error(Message):
     message: str
 
 
-ServerMessage = Annotated[
+#: The messages both versions share; each version adds its own ack, rejected and board.
+_Shared = (
     Welcome
     | Seated
     | Lobby
     | Countdown
     | Start
-    | Ack
-    | Rejected
     | Progress
-    | Board
     | Finished
     | Result
     | Rematched
@@ -801,12 +876,14 @@ ServerMessage = Annotated[
     | Live
     | Ratings
     | RatingBoard
-    | Error,
-    Field(discriminator="type"),
-]
+    | Error
+)
+ServerMessage = Annotated[_Shared | Ack | Rejected | Board, Field(discriminator="type")]
+ServerMessageV2 = Annotated[_Shared | AckV2 | RejectedV2 | BoardV2, Field(discriminator="type")]
 
 _client = TypeAdapter[ClientMessage](ClientMessage)
 _server = TypeAdapter[ServerMessage](ServerMessage)
+_server_v2 = TypeAdapter[ServerMessageV2](ServerMessageV2)
 #: Every client message class, and their ``type``s: read off the ``ClientMessage`` union.
 CLIENT_MESSAGES: tuple[type[Message], ...] = get_args(get_args(ClientMessage)[0])
 CLIENT_TYPES = frozenset(m.model_fields["type"].default for m in CLIENT_MESSAGES)
@@ -853,13 +930,20 @@ def parse_server(frame: str | bytes) -> ServerMessage:
     return _server.validate_json(frame)
 
 
+def parse_server_v2(frame: str | bytes) -> ServerMessageV2:
+    """For clients of protocol v2: the server message in ``frame`` as a typed object."""
+    return _server_v2.validate_json(frame)
+
+
 #: What the server sends: a model, or the UTF-8 JSON of one built by a ``*_frame`` function.
 Outgoing = Message | bytes
 
 
-def as_message(message: Outgoing) -> Message:
+def as_message(message: Outgoing, version: int = 1) -> Message:
     """The model of an outgoing message (a built frame parsed back): for the cold paths."""
-    return message if isinstance(message, Message) else parse_server(message)
+    if isinstance(message, Message):
+        return message
+    return parse_server_v2(message) if version == 2 else parse_server(message)
 
 
 def encode(message: Outgoing) -> bytes:
@@ -925,12 +1009,37 @@ def board_frame(
     )
 
 
+def ack_v2_frame(seq: int, ev: int, reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
+    """The JSON of AckV2 (``reveal`` is ``Game.revealed()``, ``check`` its ``check()``)."""
+    ack: dict[str, Any] = {"type": "ack", "seq": seq, "ev": ev}
+    if reveal:
+        ack["reveal"] = reveal
+    if auto:
+        ack["auto"] = auto
+    ack["check"] = check
+    return dumps(ack)
+
+
+def board_v2_frame(
+    ev: int, seat: int, move: str, reveal: Mapping[str, str], auto: Sequence[str], check: int
+) -> bytes:
+    """The JSON of BoardV2 for a play (an undo's board is built as a model: practice only)."""
+    board: dict[str, Any] = {"type": "board", "ev": ev, "seat": seat, "move": move}
+    if reveal:
+        board["reveal"] = reveal
+    if auto:
+        board["auto"] = auto
+    board["check"] = check
+    return dumps(board)
+
+
 def schema() -> dict[str, Any]:
-    """JSON Schema of both directions, for docs/protocol.schema.json."""
+    """JSON Schema of both directions, for docs/protocol.schema.json: the server's messages per version."""
     return {
-        "title": "Devil's Grip race protocol v1",
+        "title": "Devil's Grip race protocol, v1 and v2",
         "client_to_server": _client.json_schema(),
         "server_to_client": _server.json_schema(),
+        "server_to_client_v2": _server_v2.json_schema(),
     }
 
 

@@ -93,6 +93,7 @@ class Connection:
         self.ws = ws
         self.id = connection_id(instance, next(self._ids))
         self.player: PlayerRecord | None = None
+        self.version = 1  # the protocol it speaks: v1 until a hello asks for another
         self.live: LiveMatch | None = None
         self.seat: int | None = None
         self.request_host = ws.request.headers.get("Host") if ws.request else None

@@ -35,12 +35,21 @@ def clean_name(raw: str | None, fallback: str = "Player") -> str:
 
 @routes.handles(p.Hello)
 async def on_hello(ctx: Context, client: Client, msg: p.Hello) -> None:
-    """A new identity, or the one ``player``/``key`` prove; a wrong key changes nothing."""
+    """A new identity, or the one ``player``/``key`` prove; a wrong key changes nothing.
+
+    The connection speaks protocol ``v`` from the answer on. Not while it sits
+    in a match or watches one: what it was sent so far is of the version it
+    had, and a spectator's feed is that version's.
+    """
+    if msg.v != client.version and client.live is not None:
+        raise Refused(
+            ErrorCode.WRONG_PHASE, f"say hello with v {msg.v} before taking a seat or watching, not during"
+        )
     if msg.player is None:
         key = new_token()
         record = PlayerRecord(secrets.token_urlsafe(12), hash_token(key), clean_name(msg.name), ctx.clock())
         await ctx.store.save_player(record)
-        _welcome(ctx, client, record, key)
+        _welcome(ctx, client, record, key, msg.v)
         return
     found = await ctx.store.player(msg.player)
     key = msg.key or ""
@@ -53,13 +62,14 @@ async def on_hello(ctx: Context, client: Client, msg: p.Hello) -> None:
     if msg.name is not None and clean_name(msg.name) != record.name:
         record = PlayerRecord(record.id, record.key_hash, clean_name(msg.name), record.created_at)
         await ctx.store.save_player(record)
-    _welcome(ctx, client, record, key)
+    _welcome(ctx, client, record, key, msg.v)
 
 
-def _welcome(ctx: Context, client: Client, record: PlayerRecord, key: str) -> None:
-    """The client is ``record`` now; tell it, with where others reach this server for the
-    links it shares (server/reach.py)."""
+def _welcome(ctx: Context, client: Client, record: PlayerRecord, key: str, version: int) -> None:
+    """The client is ``record`` now, speaking protocol ``version``; tell it, with where others
+    reach this server for the links it shares (server/reach.py)."""
     client.player = record
+    client.version = version
     share = reach.share_host(ctx.settings.host, ctx.port, client.request_host)
     client.send(p.Welcome(player=record.id, key=key, name=record.name, share_host=share))
 

@@ -21,7 +21,7 @@ from ..hub import new_code, new_token
 from ..live import LiveMatch
 from ..match import Duplicate, Event, Match
 from ..match.events import SeatTaken
-from ..match.render import missed_events, resumed, watching
+from ..match.render import ack_again, missed_events, resumed, watching
 from ..store import shown_rating
 from . import daily
 from .records import clean_name
@@ -101,10 +101,12 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     seat = lm.match.seat_of_token(msg.token)
     await unbind(ctx, client)
     m = lm.match
-    log_events = await ctx.store.events(msg.match)
-    while log_events and log_events[-1].ev < m.ev:  # applied meanwhile: read the log again
+    missed: list[p.Message] = []
+    if msg.last_ev < m.ev:  # else nothing was missed: the log is not even read
         log_events = await ctx.store.events(msg.match)
-    missed = missed_events([e for e in log_events if e.ev <= m.ev], seat, msg.last_ev, ctx.settings.grace_ms)
+        while log_events and log_events[-1].ev < m.ev:  # applied meanwhile: read the log again
+            log_events = await ctx.store.events(msg.match)
+        missed = missed_events([e for e in log_events if e.ev <= m.ev], seat, msg.last_ev, ctx.settings.grace_ms)
     client.live, client.seat = lm, seat
     ctx.hub.attach_seat(lm, seat, client)
     client.send(resumed(m, seat, missed, ctx.clock()))
@@ -126,7 +128,7 @@ async def on_move(ctx: Context, client: Client, msg: p.MoveMsg) -> None:
     started = time.perf_counter()
     decision = await ctx.hub.execute(lm, lambda m: m.decide_move(seat, msg.seq, msg.move, ctx.clock()))
     if isinstance(decision, Duplicate):
-        client.send(decision.ack)
+        client.send(ack_again(lm.match, seat, decision.seq, client.version))
         return
     ctx.metrics.moves.inc()
     ctx.metrics.ack_latency.observe(time.perf_counter() - started)

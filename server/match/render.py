@@ -41,10 +41,18 @@ from .state import DEFAULT_GRACE_MS, Match
 
 @dataclass(frozen=True, slots=True)
 class Audience:
-    """Who receives a message: everyone, one racer, everyone but one racer, or the spectators."""
+    """Who receives a message: everyone, one racer, everyone but one racer, or the spectators.
 
-    kind: Literal["all", "seat", "others", "spectators"]
+    ``mover`` is one racer too, the one whose command the message answers
+    (an ack, an undone): a resume never replays those (the snapshot holds
+    their outcome). ``version`` is the protocol version the message is for
+    (0: every version): an ack, a rejected move and a board differ between v1
+    and v2 (``server/protocol.py``).
+    """
+
+    kind: Literal["all", "seat", "mover", "others", "spectators"]
     seat: int | None = None
+    version: int = 0
 
     @classmethod
     def of_seat(cls, seat: int) -> Audience:
@@ -52,28 +60,43 @@ class Audience:
         return cls("seat", seat)
 
     @classmethod
+    def mover(cls, seat: int, version: int) -> Audience:
+        """The racer in ``seat``, answered about their own command, if they speak ``version``."""
+        return cls("mover", seat, version)
+
+    @classmethod
     def all_but(cls, seat: int) -> Audience:
         """The racer's opponents and the spectators."""
         return cls("others", seat)
 
+    @classmethod
+    def spectators(cls, version: int = 0) -> Audience:
+        return cls("spectators", None, version)
+
     def has_seat(self, seat: int) -> bool:
         """Whether the racer in ``seat`` is in this audience."""
-        if self.kind == "seat":
+        if self.kind in ("seat", "mover"):
             return self.seat == seat
         return self.kind == "all" or (self.kind == "others" and self.seat != seat)
 
     @property
     def has_spectators(self) -> bool:
-        return self.kind != "seat"
+        return self.kind not in ("seat", "mover")
 
     @property
     def racer(self) -> int | None:
         """The seat, when this audience is that one racer alone."""
-        return self.seat if self.kind == "seat" else None
+        return self.seat if self.kind in ("seat", "mover") else None
+
+    def speaks(self, version: int) -> bool:
+        """Whether a receiver speaking ``version`` is meant by this audience."""
+        return self.version in (0, version)
 
 
 ALL = Audience("all")
-SPECTATORS = Audience("spectators")
+SPECTATORS = Audience.spectators()
+SPECTATORS_V1 = Audience.spectators(1)
+SPECTATORS_V2 = Audience.spectators(2)
 Rendered = list[tuple[Audience, p.Outgoing]]
 
 
@@ -140,7 +163,8 @@ def render(m: Match, e: Event, wanted: Callable[[Audience], bool] = lambda _: Tr
         return _render_move(m, e, wanted)
     if isinstance(e, Ended):
         finished = p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at)
-        return [(ALL, finished), *(_released_boards(m, e.ev, {}) if wanted(SPECTATORS) else [])]
+        watchers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.spectators(v))]
+        return [(ALL, finished), *(_released_boards(m, e.ev, watchers, {}) if watchers else [])]
     if isinstance(e, Decided):
         return [(ALL, lobby(m, e.ev)), (ALL, daily.public_result(e.result, e.at))]  # status: finished
     if isinstance(e, RematchOpened):
@@ -164,67 +188,115 @@ def _render_start(m: Match, e: Started, wanted: Callable[[Audience], bool]) -> R
 
 
 def _render_move(m: Match, e: Moved | TookBack, wanted: Callable[[Audience], bool]) -> Rendered:
-    """Every move renders: built straight to JSON (``p.ack_frame`` and kin say why)."""
+    """Every move renders: built straight to JSON (``p.ack_frame`` and kin say why).
+
+    What a message needs is computed only for those there to receive it: a
+    v1 view, or a v2 reveal and check.
+    """
     numbers = vars(e.numbers)  # dict() would ask the model for keys() first, a slow miss
     finished = m.seat(e.seat).ended is not None
     out: Rendered = [(Audience.all_but(e.seat), p.progress_frame(e.ev, e.seat, numbers, finished))]
-    mover, watchers = wanted(Audience.of_seat(e.seat)), wanted(SPECTATORS)
-    if not (mover or watchers):
+    movers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.mover(e.seat, v))]
+    watchers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.spectators(v))]
+    if not (movers or watchers):
         return out
     game = m.game(e.seat)
-    view = game.player_view() if mover or isinstance(e, TookBack) else None
-    if mover:
-        assert view is not None
-        if isinstance(e, Moved):
-            auto = [str(move) for move in m.seat(e.seat).last_recorded[1:]]
-            mine: p.Outgoing = p.ack_frame(e.seq, e.ev, e.move, auto, view)
-        else:
-            mine = p.Undone(ev=e.ev, moves=e.moves, view=p.View.model_validate(view))
-        out.insert(0, (Audience.of_seat(e.seat), mine))
-    if watchers and isinstance(e, TookBack):  # practice: one racer, nothing held back
-        assert view is not None
-        out.append((SPECTATORS, p.board_frame(e.ev, e.seat, "undo", [], view, numbers, finished)))
-    elif watchers:
-        out += _released_boards(m, e.ev, {e.seat: view} if view is not None else {})
+    if isinstance(e, TookBack):  # practice: one racer, nothing held back; the board comes whole
+        whole = game.player_view()
+        model = p.View.model_validate(whole)
+        for v in movers:
+            out.insert(0, (Audience.mover(e.seat, v), p.Undone(ev=e.ev, moves=e.moves, view=model)))
+        if 1 in watchers:
+            out.append((SPECTATORS_V1, p.board_frame(e.ev, e.seat, "undo", [], whole, numbers, finished)))
+        if 2 in watchers:
+            board = p.BoardV2(ev=e.ev, seat=e.seat, move="undo", check=game.check(), view=model)
+            out.append((SPECTATORS_V2, board))
+        return out
+    view = game.player_view() if 1 in movers else None
+    auto = [move.text for move in m.seat(e.seat).last_recorded[1:]] if movers else []
+    for v in movers:
+        out.insert(0, (Audience.mover(e.seat, v), _ack(game, v, e.seq, e.ev, e.move, auto, view)))
+    if watchers:
+        out += _released_boards(m, e.ev, watchers, {e.seat: view} if view is not None else {})
     return out
 
 
-def _released_boards(m: Match, ev: int, built: Mapping[int, dict[str, Any]]) -> Rendered:
-    """A board frame for each play the event ``ev`` showed spectators (``Match.release_held``), in order.
+def _ack(
+    game: Game, version: int, seq: int, ev: int, move: str, auto: list[str], view: dict[str, Any] | None
+) -> bytes:
+    """A racer's ack of the play ``game`` has just made: v1 with the whole ``view``, v2 with what it revealed."""
+    if version == 1:
+        return p.ack_frame(seq, ev, move, auto, game.player_view() if view is None else view)
+    return p.ack_v2_frame(seq, ev, game.revealed(), auto, game.check())
 
-    A frame shown late carries the ``ev`` that showed it, so a spectator's
-    ``ev`` still only grows; its ``progress`` is the racer's as of ``ev``,
-    like the live ``progress`` frames. ``built``: views already built, by
-    seat (the mover's, for its ack): most plays are shown at once.
+
+def ack_again(m: Match, seat: int, seq: int, version: int) -> bytes:
+    """The ack of an applied seq again (a resend), as first sent: rebuilt by replaying the seat's moves (and undos) up to it."""
+    s = m.seat(seat)
+    game = Game.new(m.seed, m.variant)
+    recorded: list[Move] = []
+    for n, text in enumerate(s.seq_moves[:seq], 1):
+        for _ in range(s.undos_after.get(n - 1, 0)):
+            game.undo()
+        recorded = game.play(text)
+    auto = [move.text for move in recorded[1:]]
+    return _ack(game, version, seq, s.seq_evs[seq - 1], s.seq_moves[seq - 1], auto, None)
+
+
+def _released_boards(
+    m: Match, ev: int, versions: Sequence[int], built: Mapping[int, dict[str, Any]]
+) -> Rendered:
+    """A board frame, per version in ``versions``, for each play the event ``ev`` showed spectators, in order.
+
+    (``Match.release_held``.) A frame shown late carries the ``ev`` that
+    showed it, so a spectator's ``ev`` still only grows; a v1 frame's
+    ``progress`` is the racer's as of ``ev``, like the live ``progress``
+    frames. ``built``: views already built, by seat (the mover's, for its
+    ack): most plays are shown at once.
     """
     out: Rendered = []
+    v1, v2 = 1 in versions, 2 in versions
     for n, count in m.released.items():
         s, game = m.seat(n), m.game(n)
         numbers, finished = vars(Numbers.of(game)), s.ended is not None
-        for recorded, view in _shown_plays(m, n, count, built.get(n)):
+        for recorded, view, reveal, check in _shown_plays(m, n, count, v1, v2, built.get(n)):
             move, auto = recorded[0].text, [played.text for played in recorded[1:]]
-            out.append((SPECTATORS, p.board_frame(ev, n, move, auto, view, numbers, finished)))
+            if view is not None:
+                out.append((SPECTATORS_V1, p.board_frame(ev, n, move, auto, view, numbers, finished)))
+            if v2:
+                out.append((SPECTATORS_V2, p.board_v2_frame(ev, n, move, reveal, auto, check)))
     return out
 
 
+#: A play shown to spectators: its moves (it, then any automatic ones), and the board after it:
+#: as a v1 view, and as v2's reveal and check, each only when asked for.
+ShownPlay = tuple[list[Move], dict[str, Any] | None, dict[str, str], int]
+
+
 def _shown_plays(
-    m: Match, n: int, count: int, current: dict[str, Any] | None
-) -> list[tuple[list[Move], dict[str, Any]]]:
+    m: Match, n: int, count: int, v1: bool, v2: bool, current: dict[str, Any] | None
+) -> list[ShownPlay]:
     """Seat ``n``'s ``count`` plays just shown, each with its board after it (``current``: the game's view).
 
     The game has gone on by the plays still held; it steps back over those
     and the shown ones (the engine's undo) and plays them again, taking
-    each shown play's view on the way. So a held play keeps nothing but
+    each shown play's board on the way. So a held play keeps nothing but
     its draw count, and costs nothing where nobody watches.
     """
     s, game = m.seat(n), m.game(n)
+
+    def board(recorded: list[Move], view: dict[str, Any] | None = None) -> ShownPlay:
+        if v1 and view is None:
+            view = game.player_view()
+        return recorded, view, game.revealed() if v2 else {}, game.check() if v2 else 0
+
     if count == 1 and not s.held:  # most plays: shown as they are made
-        return [(s.last_recorded, game.player_view() if current is None else current)]
+        return [board(s.last_recorded, current)]
     shown = []
     for i, play in enumerate(_take_back(game, count + len(s.held))):
         recorded = game.play(play[0])
         if i < count:
-            shown.append((recorded, game.player_view()))
+            shown.append(board(recorded))
     return shown
 
 
@@ -289,14 +361,24 @@ def resumed(m: Match, seat: int, missed: list[p.Message], now: int) -> p.Resumed
 def missed_events(
     events: Sequence[Event], seat: int, after: int, grace_ms: int = DEFAULT_GRACE_MS
 ) -> list[p.Message]:
-    """Replay a log and keep what ``seat`` would have received after ``after``, in order."""
+    """Replay a log and keep what ``seat`` would have received after ``after``, in order.
+
+    Events up to ``after`` are only folded, and nothing is rendered for the
+    seat's own moves (their acks): the ``resumed`` snapshot holds their
+    outcome (its ``view`` and ``last_seq``), and building an ack's view for
+    each of a long game's moves was most of a resume's cost.
+    """
     match = Match.from_events(events[:1], grace_ms)
     out: list[p.Message] = []
+
+    def wanted(audience: Audience) -> bool:
+        return audience.has_seat(seat) and audience.kind != "mover"
+
     for e in events[1:]:
         match.apply(e)
         if e.ev <= after:
             continue
-        for audience, message in render(match, e, lambda a: a.has_seat(seat)):
-            if audience.has_seat(seat) and not isinstance(msg := p.as_message(message), p.Ack | p.Undone):
-                out.append(msg)
+        for audience, message in render(match, e, wanted):
+            if wanted(audience):
+                out.append(p.as_message(message))
     return out

@@ -112,11 +112,12 @@ class QuickRacer:
     token_hash: str
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Duplicate:
-    """A resent move already applied: answer with the same ack again."""
+    """A resent move already applied: answer with the same ack again (``render.ack_again``)."""
 
-    ack: p.Ack
+    seat: int
+    seq: int
 
 
 class Match:
@@ -403,7 +404,7 @@ class Match:
     def decide_move(self, seat: int, seq: int, text: str, now: int) -> list[Event] | Duplicate:
         s = self.seat(seat)
         if 1 <= seq <= s.last_seq:
-            return Duplicate(self._ack_for(seat, seq))
+            return Duplicate(seat, seq)
         s = self._playing_seat(seat, now)
         if seq != s.last_seq + 1:
             raise Refused(ErrorCode.OUT_OF_ORDER, f"expected seq {s.last_seq + 1}, got {seq}")
@@ -647,23 +648,6 @@ class Match:
                 if t != n and s is not None and s.ended is None
             ),
             default=None,
-        )
-
-    def _ack_for(self, seat: int, seq: int) -> p.Ack:
-        """The ack of an applied seq, rebuilt by replaying that seat's moves (and undos) up to it."""
-        s = self.seat(seat)
-        game = Game.new(self.seed, self.variant)
-        recorded: list[Move] = []
-        for n, text in enumerate(s.seq_moves[:seq], 1):
-            for _ in range(s.undos_after.get(n - 1, 0)):
-                game.undo()
-            recorded = game.play(text)
-        return p.Ack(
-            seq=seq,
-            ev=s.seq_evs[seq - 1],
-            move=s.seq_moves[seq - 1],
-            auto=[str(m) for m in recorded[1:]],
-            view=p.View.model_validate(game.player_view()),
         )
 
 

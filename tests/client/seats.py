@@ -6,10 +6,12 @@ from client import Client, connect
 from server import protocol as p
 
 
-async def seated_pair(url: str, deal: int = 1, a_url: str | None = None) -> tuple[Client, Client]:
-    """Ann (through ``a_url`` if given) creates the match, Bob joins it."""
-    a = await connect(a_url or url, name="Ann")
-    b = await connect(url, name="Bob")
+async def seated_pair(
+    url: str, deal: int = 1, a_url: str | None = None, version: p.Version = 2
+) -> tuple[Client, Client]:
+    """Ann (through ``a_url`` if given) creates the match, Bob joins it; both speak ``version``."""
+    a = await connect(a_url or url, name="Ann", version=version)
+    b = await connect(url, name="Bob", version=version)
     seated = await a.create(deal=deal)
     assert seated.seat == 0 and a.token == seated.token
     joined = await b.join(seated.match)
@@ -17,9 +19,11 @@ async def seated_pair(url: str, deal: int = 1, a_url: str | None = None) -> tupl
     return a, b
 
 
-async def racing(url: str, deal: int = 12345, a_url: str | None = None) -> tuple[Client, Client]:
+async def racing(
+    url: str, deal: int = 12345, a_url: str | None = None, version: p.Version = 2
+) -> tuple[Client, Client]:
     """Ann and Bob, seated and past the start."""
-    a, b = await seated_pair(url, deal, a_url)
+    a, b = await seated_pair(url, deal, a_url, version)
     await a.ready()
     await b.ready()
     await a.next_event(p.Start)

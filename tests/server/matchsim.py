@@ -27,8 +27,10 @@ class Sim:
         time_limit_s: int = 600,
         grace_ms: int = 60_000,
         variant: str = "classic",
+        version: p.Version = 1,
     ):
         self.now = T0
+        self.version = version  # every receiver's protocol version
         self.grace_ms = grace_ms
         self.log: list[Event] = Match.open(
             CODE,
@@ -49,8 +51,9 @@ class Sim:
         for e in events:
             self.match.apply(e)
             self.log.append(e)
-            for audience, message in render(self.match, e):
-                self.out.append((audience, p.as_message(message), e))
+            for audience, message in render(self.match, e, lambda a: a.speaks(self.version)):
+                if audience.speaks(self.version):
+                    self.out.append((audience, p.as_message(message, self.version), e))
         return events
 
     def do(self, name: str, *args: Any) -> list[Event]:

@@ -30,7 +30,7 @@ async def test_a_bot_that_resumes_after_the_human_readied_readies_too(make_app: 
     while not lm.match.seat(0).ready:
         await ann.expect("lobby")
     assert not lm.match.seat(1).ready
-    await bot._command(p.Resume(match=lm.match.id, token=bot._token))
+    await bot.resume()
     await ann.expect("countdown", timeout=10)
 
 

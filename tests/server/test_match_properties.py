@@ -97,7 +97,7 @@ def run(cmds: list[Command], seats: int, started: bool) -> Sim:
             decision = []
         assert snapshot(sim.match) == before, f"decide mutated the match on {cmd}"
         if isinstance(decision, Duplicate):
-            assert decision.ack.seq <= sim.match.seat(cmd[1]).last_seq
+            assert decision.seq <= sim.match.seat(cmd[1]).last_seq
             continue
         assert [e.ev for e in decision] == list(range(ev + 1, ev + 1 + len(decision)))
         mark = len(sim.out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from matchsim import SPECTATOR, Sim, rebuilt, receives, snapshot
@@ -143,8 +144,9 @@ def test_the_snapshot_shows_the_boards_as_shown_live() -> None:
     assert ann.view == acks(sim, 0)[0].view and ann.moves == ["T"]
 
 
-def test_every_process_folds_the_same_lag_from_the_log() -> None:
-    sim = Sim()
+@pytest.mark.parametrize("version", [1, 2])
+def test_every_process_folds_the_same_lag_from_the_log(version: p.Version) -> None:
+    sim = Sim(version=version)
     sim.start()
     play(sim, 0, "T", "A1~B1", "T")
     elsewhere = rebuilt(sim.log)  # another process loads the match from the store
@@ -152,8 +154,10 @@ def test_every_process_folds_the_same_lag_from_the_log() -> None:
     mark = len(sim.out)
     (moved,) = sim.move(1, 1, "T")  # type: ignore[misc]
     elsewhere.apply(moved)
-    there = [p.as_message(m) for a, m in render(elsewhere, moved) if receives(a, SPECTATOR)]
+    rendered = render(elsewhere, moved, lambda a: a.speaks(version))
+    there = [p.as_message(m, version) for a, m in rendered if receives(a, SPECTATOR) and a.speaks(version)]
     assert there == [m for a, m, _ in sim.out[mark:] if receives(a, SPECTATOR)]
+    assert len(there) == 4  # Bob's progress, then the three boards of Ann's his turn let through
 
 
 def test_open_and_practice_show_every_play_at_once() -> None:
