@@ -672,7 +672,9 @@ async def connect(
     Without ``hello`` the client has no identity, and speaks protocol v1 (a
     ``hello`` is how a connection asks for v2).
     """
-    client = await Client(url, name=name, auto_reconnect=auto_reconnect, version=version if hello else 1).open()
+    client = await Client(
+        url, name=name, auto_reconnect=auto_reconnect, version=version if hello else 1
+    ).open()
     if not hello:
         return client
     try:

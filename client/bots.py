@@ -57,7 +57,9 @@ async def play_match(client: Client, strategy: str, speed: float, *, ready: bool
     raise ConnectionLost("the connection ended before the result")
 
 
-async def _play_game(client: Client, decide: Callable[[Mapping[str, Any]], str | None], interval: float) -> None:
+async def _play_game(
+    client: Client, decide: Callable[[Mapping[str, Any]], str | None], interval: float
+) -> None:
     """Play on the client's board (each move waits for its ack, so no card is still to come)."""
     next_at = time.monotonic()
     while (view := client.view) is not None and not view.over:

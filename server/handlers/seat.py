@@ -106,7 +106,9 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
         log_events = await ctx.store.events(msg.match)
         while log_events and log_events[-1].ev < m.ev:  # applied meanwhile: read the log again
             log_events = await ctx.store.events(msg.match)
-        missed = missed_events([e for e in log_events if e.ev <= m.ev], seat, msg.last_ev, ctx.settings.grace_ms)
+        missed = missed_events(
+            [e for e in log_events if e.ev <= m.ev], seat, msg.last_ev, ctx.settings.grace_ms
+        )
     client.live, client.seat = lm, seat
     ctx.hub.attach_seat(lm, seat, client)
     client.send(resumed(m, seat, missed, ctx.clock()))

@@ -28,7 +28,10 @@ async def test_create_join_ready_moves_result(url: str) -> None:
     assert progress.seat == 0 and progress.moves == 1
     with pytest.raises(MoveRejected) as info:
         await a.play("A1:0>A1")  # refused by the client's engine, in the server's words: never sent
-    assert info.value.code == p.ErrorCode.ILLEGAL and info.value.message == "A1:0>A1: a pile cannot move onto itself"
+    assert (
+        info.value.code == p.ErrorCode.ILLEGAL
+        and info.value.message == "A1:0>A1: a pile cannot move onto itself"
+    )
     assert a.next_seq == 2
     assert (await a.play("T")).seq == 2  # the refused seq is reused
     await a.finish()

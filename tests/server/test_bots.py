@@ -11,7 +11,6 @@ from race import MakeAppT, client
 
 import server.bots
 import server.match.state
-from server import protocol as p
 from server.bots import BotPeer
 from server.protocol import now_ms
 from tests.conftest import RedisServer
