@@ -270,17 +270,27 @@ class Client:
 
     async def _answer(self, request: int) -> p.Message:
         """Send what waits to be sent, then the answer to ``request``; ServerError for an ``error``."""
-        future: asyncio.Future[p.Message] = asyncio.get_running_loop().create_future()
-        self._answers[request] = future
-        kind = self.session.asked(request)
+        return (await self._answers_to([request]))[0]
+
+    async def _answers_to(self, requests: list[int]) -> list[p.Message]:
+        """The answers to ``requests``, each awaited from before anything is sent."""
+        loop = asyncio.get_running_loop()
+        waits = [(request, self.session.asked(request), loop.create_future()) for request in requests]
+        for request, _, future in waits:
+            self._answers[request] = future
         try:
             await self._write()
-            return await asyncio.wait_for(future, REPLY_TIMEOUT_S)
-        except TimeoutError:
-            self.session.forget(request)
-            raise Timeout(f"no answer to {kind} within {REPLY_TIMEOUT_S:g} s") from None
+            answers = []
+            for request, kind, future in waits:
+                try:
+                    answers.append(await asyncio.wait_for(future, REPLY_TIMEOUT_S))
+                except TimeoutError:
+                    self.session.forget(request)
+                    raise Timeout(f"no answer to {kind} within {REPLY_TIMEOUT_S:g} s") from None
+            return answers
         finally:
-            self._answers.pop(request, None)
+            for request, _, _ in waits:
+                self._answers.pop(request, None)
 
     async def _request(self, message: p.Message) -> p.Message:
         self._check_open()
@@ -640,8 +650,7 @@ class Client:
         # The reader is this task: answers to our requests must be read by a helper meanwhile.
         helper = asyncio.create_task(self._read_answers())
         try:
-            for request in self.session.connected():
-                await self._answer(request)
+            await self._answers_to(self.session.connected())
         finally:
             helper.cancel()
             await asyncio.wait([helper])
