@@ -9,6 +9,7 @@ nothing here); the clock is stepped past the countdown.
 
     python bench/dispatch.py --games 60                   # one move at a time
     python bench/dispatch.py --games 600 --together 600   # a busy server
+    python bench/dispatch.py --games 60 --protocol 1      # peers speaking protocol v1
     python bench/dispatch.py ... --profile out.prof
 """
 
@@ -39,10 +40,10 @@ class Peer:
 
     _ids = itertools.count(1)
 
-    def __init__(self) -> None:
+    def __init__(self, version: int) -> None:
         self.id = f"bench-{next(self._ids)}"
         self.player = None
-        self.version = 1
+        self.version = version
         self.live: Any = None
         self.seat: int | None = None
         self.bytes = 0
@@ -69,9 +70,9 @@ def greedy_line(seed: str) -> list[str]:
 class Race:
     """Two peers racing one deal on ``line``, greedy's moves for it."""
 
-    def __init__(self, seed: str, line: list[str]) -> None:
+    def __init__(self, seed: str, line: list[str], version: int) -> None:
         self.seed, self.line = seed, line
-        self.a, self.b = Peer(), Peer()
+        self.a, self.b = Peer(version), Peer(version)
 
     async def seat(self, app: App) -> None:
         """Create, join, ready: the countdown runs."""
@@ -112,8 +113,9 @@ async def main() -> None:
         "hundreds: a busy server, whose appends share commits and whose games share the caches)",
     )
     ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the races to FILE")
+    ap.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="the protocol the peers speak")
     args = ap.parse_args()
-    races = [Race(str(s), greedy_line(str(s))) for s in range(1, args.games + 1)]
+    races = [Race(str(s), greedy_line(str(s)), args.protocol) for s in range(1, args.games + 1)]
     clock = [1_700_000_000_000]
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteStore(str(Path(tmp) / "bench.db"))
@@ -145,7 +147,7 @@ async def main() -> None:
         await app.hub.close()
         await store.close()
     print(
-        f"{moves} moves in {args.games} races, {args.together} at a time: "
+        f"{moves} moves in {args.games} races, {args.together} at a time, protocol v{args.protocol}: "
         f"{cpu / moves * 1e6:.1f} us CPU per move ({wall / moves * 1e6:.1f} us wall)"
     )
 

@@ -23,11 +23,16 @@ counted as "missed"). Printed: moves/s, p50/p95/p99 of move-to-ack,
 move-to-opponent-progress and move-to-spectator, server and client CPU, RSS
 per connection, rejects and errors, and our figures as ratios of the echo's.
 
-The bots are lean: a minimal WebSocket client on ``asyncio.Protocol`` (a zero
-masking key, so the payload goes out as is), ``orjson`` when installed, the
-greedy choice from the view; so a move costs the client far less than the
-server. Latencies are taken with ``time.monotonic()`` (system-wide), so sends
-in one process and receipts in another can be joined.
+The bots are the client's sans-I/O ``Session`` (``client/session.py``, the
+one the Python client and the server's bots wrap) on a minimal WebSocket
+client on ``asyncio.Protocol`` (a zero masking key, so the payload goes out
+as is). They speak protocol v2 (``--protocol 1`` for v1): each plays its
+greedy move on its own ``ClientGame`` and the ack brings the revealed cards
+and the check; in v1 the ack's view is the board. A move costs the client
+less than the server. Against the echo relay the bots skip the session (the
+relay speaks no protocol) and send a fixed move. Latencies are taken with
+``time.monotonic()`` (system-wide), so sends in one process and receipts in
+another can be joined.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from client.session import ClientError, Session  # noqa: E402
+from server import protocol as p  # noqa: E402
 from server.engine.view_players import greedy_view  # noqa: E402
 from server.match.state import COUNTDOWN_MS  # noqa: E402
 
@@ -287,8 +294,8 @@ class Wire(asyncio.Protocol):
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(head + b"\0\0\0\0" + payload)
 
-    def send(self, text: str) -> None:
-        self._write(1, text.encode())
+    def send(self, text: str | bytes) -> None:
+        self._write(1, text if isinstance(text, bytes) else text.encode())
 
     def close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
@@ -377,23 +384,58 @@ class Window:
 # ----------------------------------------------------------------- bots
 
 
-class Bot:
-    """One racer: a Wire, its game's view, the messages the lifecycle waits for."""
+class Player:
+    """A connection speaking the protocol through a ``Session``: its lifecycle messages wait in ``inbox``."""
+
+    def __init__(self, w: Worker) -> None:
+        self.w = w
+        self.session = Session(version=w.version, greet=False)
+        self.wire: Wire | None = None
+        self.inbox: deque[p.Message] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def flush(self) -> None:
+        """Write what the session has to send."""
+        assert self.wire is not None
+        for message in self.session.data_to_send():
+            self.wire.send(p.encode(message))
+
+    async def greet(self) -> None:
+        """v2 is asked for with a hello (v1 needs none)."""
+        if self.w.version != 1:
+            self.session.hello()
+            self.flush()
+            await self.expect("welcome")
+
+    def take(self, msg: p.Message) -> None:
+        if isinstance(msg, p.Error):
+            self.w.tally.error(f"{msg.code.value}: {msg.message}")
+        self.inbox.append(msg)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def expect(self, *kinds: str) -> Any:
+        deadline = now() + 60
+        while True:
+            while self.inbox:
+                msg = self.inbox.popleft()
+                if getattr(msg, "type", None) in kinds:
+                    return msg
+            self.waiter = asyncio.get_running_loop().create_future()
+            await asyncio.wait_for(self.waiter, max(0.1, deadline - now()))
+
+
+class Bot(Player):
+    """One racer: its session's game (v2; v1: the view of the last ack) and greedy's moves."""
 
     def __init__(self, w: Worker, race: int, seat: int) -> None:
-        self.w, self.race, self.seat = w, race, seat
-        self.wire: Wire | None = None
-        self.inbox: deque[dict[str, Any]] = deque()
-        self.waiter: asyncio.Future[None] | None = None
-        self.view: dict[str, Any] | None = None
-        self.seq = 0
+        super().__init__(w)
+        self.race, self.seat = race, seat
+        self.seq = 0  # echo only: the relay's moves are numbered here
         self.t0 = 0.0
         self.busy = False  # a move is waiting for its ack
         self.game_over: asyncio.Future[None] | None = None
         self.started = 0.0
-
-    async def connect(self, host: str, port: int) -> None:
-        self.wire = await Wire.connect(host, port, self.on_frame)
 
     def on_frame(self, data: bytes, t: float) -> None:
         w = self.w
@@ -404,38 +446,31 @@ class Bot:
                 t0 = w.tally.sent.get((self.race, int(m.group(1)), int(m.group(2))))
                 if t0 is not None:
                     w.tally.progress_ms.append((t - t0) * 1000)
-            return
-        if data.startswith(b'{"type":"ack"'):
+            if w.echo:
+                return
+        elif data.startswith(b'{"type":"ack"'):
             w.tally.size("ack", len(data))
-            self.on_ack(loads(data), t)
-            return
-        msg = loads(data)
-        kind = msg.get("type")
-        if kind == "rejected":
-            w.tally.rejects += 1
-            w.tally.notes.append(data[:200].decode(errors="replace"))
-            self.on_ack(msg, t)
-            return
-        if kind == "error":
-            w.tally.error(data[:200].decode(errors="replace"))
-        self.inbox.append(msg)
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_result(None)
-
-    async def expect(self, *kinds: str) -> dict[str, Any]:
-        deadline = now() + 60
-        while True:
-            while self.inbox:
-                msg = self.inbox.popleft()
-                if msg.get("type") in kinds:
-                    return msg
-            self.waiter = asyncio.get_running_loop().create_future()
-            await asyncio.wait_for(self.waiter, max(0.1, deadline - now()))
+            if w.echo:
+                self.on_ack(t, None)
+                return
+        elif w.echo:
+            return  # the relay's welcome
+        session = self.session
+        session.receive(data)
+        for _, outcome in session.outcomes_received():
+            self.on_ack(t, outcome if isinstance(outcome, ClientError) else None)
+        for msg in session.events_received():
+            if isinstance(msg, p.Rejected | p.RejectedV2):
+                w.tally.rejects += 1
+                w.tally.notes.append(f"rejected {msg.seq}: {msg.code.value}: {msg.message}")
+            elif not isinstance(msg, p.Ack | p.AckV2 | p.Progress):
+                self.take(msg)
+        self.flush()
 
     # -- playing
 
-    def begin(self, view: dict[str, Any]) -> asyncio.Future[None]:
-        self.view, self.seq = view, 0
+    def begin(self) -> asyncio.Future[None]:
+        self.seq = 0
         self.game_over = asyncio.get_running_loop().create_future()
         self.started = now()
         self.ready_for_next()
@@ -449,27 +484,41 @@ class Bot:
         else:
             self.w.idle.append(self)
 
+    def over(self) -> bool:
+        if self.w.echo:
+            return False
+        s = self.session
+        return s.game.is_over if s.game is not None else s.view is None or s.view.over
+
     def move(self) -> bool:
         """Send the next greedy move; False when the game is over for this bot."""
-        view = self.view
-        assert view is not None and self.wire is not None
-        if view["over"]:
+        assert self.wire is not None
+        if self.over():
             self.end_game(finish=False)
             return False
-        move = greedy_view(view) if not self.w.echo else "W>A1"
-        if move is None:
-            self.end_game(finish=True)
-            return False
-        self.seq += 1
+        if self.w.echo:
+            self.seq += 1
+            text, moves = f'{{"type":"move","seq":{self.seq},"move":"W>A1"}}', self.seq
+        else:
+            s = self.session
+            legal = s.game.legal_texts() if s.game is not None else s.view.legal if s.view else []
+            move = greedy_view({"legal": legal})
+            if move is None:
+                self.end_game(finish=True)
+                return False
+            s.move(move)  # v2: played here at once, on trust
+            moves = s.game.move_count if s.game is not None else (s.view.moves + 1 if s.view else 0)
         self.t0 = t0 = now()
         if t0 in self.w.window:
-            key = (self.race, self.seat, self.seq if self.w.echo else view["moves"] + 1)
-            self.w.tally.sent[key] = t0
+            self.w.tally.sent[(self.race, self.seat, moves)] = t0
         self.busy = True
-        self.wire.send(f'{{"type":"move","seq":{self.seq},"move":"{move}"}}')
+        if self.w.echo:
+            self.wire.send(text)
+        else:
+            self.flush()
         return True
 
-    def on_ack(self, msg: dict[str, Any], t: float) -> None:
+    def on_ack(self, t: float, refused: ClientError | None) -> None:
         w = self.w
         self.busy = False
         if t in w.window:
@@ -479,11 +528,9 @@ class Bot:
                 w.counter.value += 1
         if self.game_over is None or self.game_over.done():
             return
-        if msg.get("type") != "ack":
+        if refused is not None:
             self.end_game(finish=True)
             return
-        if not w.echo:
-            self.view = msg["view"]
         self.ready_for_next()
 
     def account(self) -> None:
@@ -498,31 +545,52 @@ class Bot:
     def end_game(self, finish: bool) -> None:
         if self.game_over is None or self.game_over.done():
             return
-        if finish and self.wire is not None and not (self.view or {}).get("over"):
-            self.wire.send('{"type":"finish"}')
+        if finish and self.wire is not None and not self.over():
+            if self.w.echo:
+                self.wire.send('{"type":"finish"}')
+            else:
+                self.session.command(p.Finish())
+                self.flush()
         self.account()
         self.game_over.set_result(None)
 
 
-class Spectator:
+class Spectator(Player):
+    """One spectator: its session rebuilds the boards (v2) or takes them (v1); the delay of each is timed."""
+
     def __init__(self, w: Worker, race: int) -> None:
-        self.w, self.race = w, race
-        self.wire: Wire | None = None
+        super().__init__(w)
+        self.race = race
 
     def on_frame(self, data: bytes, t: float) -> None:
         w = self.w
         if data.startswith(b'{"type":"board"'):
             w.tally.size("board", len(data))
-            m = SEAT_MOVES.search(data)
-            if m is None or t not in w.window:
-                return
-            key = (self.race, int(m.group(1)), int(m.group(2)))
-            if w.keep_deliveries:
-                w.tally.deliveries.append((*key, t))
-            elif (t0 := w.tally.sent.get(key)) is not None:
-                w.tally.spectator_ms.append((t - t0) * 1000)
-        elif data.startswith(b'{"type":"error"'):
-            w.tally.error(data[:200].decode(errors="replace"))
+        if w.echo:
+            m = SEAT_MOVES.search(data) if data.startswith(b'{"type":"board"') else None
+            if m is not None:
+                self.delivered(int(m.group(1)), int(m.group(2)), t)
+            return
+        session = self.session
+        session.receive(data)
+        for msg in session.events_received():
+            if isinstance(msg, p.Board | p.BoardV2):
+                board = session.boards.get(msg.seat)
+                moves = board.move_count if board is not None else msg.view.moves if msg.view else 0
+                self.delivered(msg.seat, moves, t)
+            elif not isinstance(msg, p.Progress):
+                self.take(msg)
+        self.flush()
+
+    def delivered(self, seat: int, moves: int, t: float) -> None:
+        w = self.w
+        if t not in w.window:
+            return
+        key = (self.race, seat, moves)
+        if w.keep_deliveries:
+            w.tally.deliveries.append((*key, t))
+        elif (t0 := w.tally.sent.get(key)) is not None:
+            w.tally.spectator_ms.append((t - t0) * 1000)
 
 
 # ----------------------------------------------------------------- one client process
@@ -541,6 +609,7 @@ class Job:
     cpus: set[int] = field(default_factory=set)
     rate: float = 0.0  # moves/s this worker offers in all (0: closed loop)
     per_player_rate: float = 0.0  # fanout players: each player's own pace
+    version: p.Version = 2  # the protocol the clients speak
 
 
 class Worker:
@@ -549,6 +618,7 @@ class Worker:
         self.tally = Tally()
         self.window = Window(float("inf"), float("inf"))
         self.echo = job.kind == "echo"
+        self.version = job.version
         self.closed_loop = job.rate <= 0
         self.keep_deliveries = job.kind == "watchers"
         self.idle: deque[Bot] = deque()
@@ -614,6 +684,8 @@ class Worker:
                     ]:
                         assert wire is not None
                         wire.send(json.dumps({"type": "echo_join", "group": group, "role": role}))
+                else:
+                    await asyncio.gather(*(player.greet() for player in [*bots, *specs]))
                 return bots, specs
 
         setups = await asyncio.gather(*(setup(r) for r in job.races))
@@ -641,9 +713,7 @@ class Worker:
         race = a.race
         if self.echo:
             await asyncio.sleep(0.2)  # the relay has seen every echo_join
-            for bot in bots:
-                bot.view = {"over": False}
-            await asyncio.gather(*(bot.begin({"over": False}) for bot in bots))
+            await asyncio.gather(*(bot.begin() for bot in bots))
             return
         # Races start at random offsets over one countdown: started together, their
         # 3 s countdowns stayed in step and left the server idle all at once.
@@ -651,22 +721,20 @@ class Worker:
         game = 0
         while not self.stopping:
             game += 1
-            assert a.wire is not None and b.wire is not None
-            a.wire.send(f'{{"type":"create","deal":{race * 1000 + game}}}')
-            code = (await a.expect("created"))["match"]
-            b.wire.send(f'{{"type":"join","match":"{code}"}}')
-            await b.expect("joined")
-            for s in specs:
-                assert s.wire is not None
-                s.wire.send(f'{{"type":"watch","match":"{code}"}}')
-            a.wire.send('{"type":"ready"}')
-            b.wire.send('{"type":"ready"}')
-            sa, sb = await asyncio.gather(a.expect("start"), b.expect("start"))
+            code = await seat_pair(a, b, race * 1000 + game)
+            for spectator in specs:
+                spectator.session.watch(code)
+                spectator.flush()
+            for bot in bots:
+                bot.session.command(p.Ready())
+                bot.flush()
+            await asyncio.gather(a.expect("start"), b.expect("start"))
             if self.stopping:
-                a.wire.send('{"type":"finish"}')
-                b.wire.send('{"type":"finish"}')
+                for bot in bots:
+                    bot.session.command(p.Finish())
+                    bot.flush()
                 return
-            await asyncio.gather(a.begin(sa["view"]), b.begin(sb["view"]))
+            await asyncio.gather(a.begin(), b.begin())
             if self.stopping:
                 return
             await asyncio.gather(a.expect("result"), b.expect("result"))
@@ -700,18 +768,15 @@ class Worker:
                 a, b = Bot(self, i, 0), Bot(self, i, 1)
                 for bot in (a, b):
                     bot.wire = await self.wire(job.urls[0], bot.on_frame)
-                assert a.wire is not None and b.wire is not None
-                a.wire.send(f'{{"type":"create","deal":{i}}}')
-                code = (await a.expect("created"))["match"]
-                b.wire.send(f'{{"type":"join","match":"{code}"}}')
-                await b.expect("joined")
+                    await bot.greet()
+                await seat_pair(a, b, i)
                 for bot in (a, b):
-                    assert bot.wire is not None
-                    bot.wire.send('{"type":"ready"}')
+                    bot.session.command(p.Ready())
+                    bot.flush()
                 for bot in (a, b):
                     await bot.expect("start")
-                    assert bot.wire is not None
-                    bot.wire.send('{"type":"move","seq":1,"move":"T"}')
+                    bot.session.move("T")
+                    bot.flush()
                     bot.t0 = now()
                 # each player counts on the progress bar when its first move is acked (on_ack)
 
@@ -736,7 +801,9 @@ class Worker:
         async def one(s: Spectator) -> None:
             async with sem:
                 s.wire = await self.wire(job.urls[0], s.on_frame)
-                s.wire.send(f'{{"type":"watch","match":"{job.match}"}}')
+                await s.greet()
+                s.session.watch(job.match)
+                s.flush()
 
         await asyncio.gather(*(one(s) for s in specs))
         self.pipe.send(("ready", None))
@@ -750,22 +817,20 @@ class Worker:
         a, b = Bot(self, 0, 0), Bot(self, 0, 1)
         for bot in (a, b):
             bot.wire = await self.wire(job.urls[0], bot.on_frame)
-        assert a.wire is not None and b.wire is not None
-        a.wire.send('{"type":"create","deal":1,"time_limit_s":3600}')
-        code = (await a.expect("created"))["match"]
-        b.wire.send(f'{{"type":"join","match":"{code}"}}')
-        await b.expect("joined")
+            await bot.greet()
+        code = await seat_pair(a, b, 1, time_limit_s=3600)
         self.pipe.send(("ready", code))
         _go, start, end = await self.recv()
         self.window = Window(start, end)
-        a.wire.send('{"type":"ready"}')
-        b.wire.send('{"type":"ready"}')
-        starts = await asyncio.gather(a.expect("start"), b.expect("start"))
+        for bot in (a, b):
+            bot.session.command(p.Ready())
+            bot.flush()
+        await asyncio.gather(a.expect("start"), b.expect("start"))
         self.closed_loop = False
         interval = 1.0 / job.per_player_rate
 
-        async def play(bot: Bot, view: dict[str, Any]) -> None:
-            over = bot.begin(view)
+        async def play(bot: Bot) -> None:
+            over = bot.begin()
             self.idle.clear()
             next_at = now()
             while not over.done() and now() < self.window.end:
@@ -778,8 +843,19 @@ class Worker:
             if not over.done():
                 bot.end_game(finish=True)
 
-        await asyncio.gather(*(play(bot, s["view"]) for bot, s in zip((a, b), starts, strict=True)))
+        await asyncio.gather(*(play(bot) for bot in (a, b)))
         await asyncio.sleep(0.2)
+
+
+async def seat_pair(a: Bot, b: Bot, deal: int, time_limit_s: int = 600) -> str:
+    """``a`` creates a match on ``deal``, ``b`` joins it; its code."""
+    a.session.request(p.Create(deal=deal, time_limit_s=time_limit_s))
+    a.flush()
+    code: str = (await a.expect("created")).match
+    b.session.request(p.Join(match=code))
+    b.flush()
+    await b.expect("joined")
+    return code
 
 
 def worker_main(job: Job, pipe: Connection, counter: Any) -> None:
@@ -912,6 +988,7 @@ def run_races(
             spectators=args.spectators,
             cpus=cpus,
             rate=rate / n,
+            version=args.protocol,
         )
         for part in split(list(range(args.races)), n)
     ]
@@ -973,8 +1050,17 @@ def limit_note(ph: Phase) -> str:
     return "neither side saturated its cores: latency or the machine was the limit"
 
 
+#: The figures each round gives, and their targets (issue 18): ratios to the echo relay, and bytes.
+TARGETS = (
+    ("sustained moves/s     ", ">= 0.60"),
+    ("p99 move->ack at half ", "<= 2"),
+    ("server CPU per move   ", "< 2"),
+    ("mean ack, bytes       ", "<= 80"),
+)
+
+
 def races_scenario(args: argparse.Namespace, data: Path) -> int:
-    """``--repeat`` rounds of ours and echo, alternating, then the median ratios.
+    """``--repeat`` rounds of ours and echo, alternating, then the median figures.
 
     The machine's other load moves both servers' figures by 10-20% from one
     minute to the next, and the p99 ratio far more; rounds taken in turn and
@@ -982,29 +1068,27 @@ def races_scenario(args: argparse.Namespace, data: Path) -> int:
     """
     rounds = [races_round(args, data / f"round{n}") for n in range(args.repeat)]
     if args.repeat > 1:
-        print(f"\nover {args.repeat} rounds (median, and the range):")
-        for i, (name, target) in enumerate(
-            (("sustained moves/s    ", ">= 0.40"), ("p99 move->ack at half", "< 3"))
-        ):
-            xs = sorted(r[i] for r in rounds if not math.isnan(r[i]))
+        print(f"\nover {args.repeat} rounds (median, and the range), protocol v{args.protocol}:")
+        for i, (name, target) in enumerate(TARGETS):
+            xs = sorted(r[0][i] for r in rounds if not math.isnan(r[0][i]))
             if xs:
-                print(f"  {name} {statistics.median(xs):6.2f}x   ({xs[0]:.2f}-{xs[-1]:.2f}; target {target})")
-    return max(r[2] for r in rounds)
+                print(f"  {name}{statistics.median(xs):7.2f}   ({xs[0]:.2f}-{xs[-1]:.2f}; target {target})")
+    return max(r[1] for r in rounds)
 
 
-def races_round(args: argparse.Namespace, data: Path) -> tuple[float, float, int]:
-    """One round: ours closed loop and at half load, then echo at both; the two ratios and the exit code."""
+def races_round(args: argparse.Namespace, data: Path) -> tuple[tuple[float, ...], int]:
+    """One round: ours closed loop and at half load, then echo at both; the figures of ``TARGETS``, the exit code."""
     servers = start_servers(args, data)
-    urls = [("127.0.0.1", p.port) for p in servers]
-    base_rss = sum(p.rss_kib() for p in servers)
+    urls = [("127.0.0.1", proc.port) for proc in servers]
+    base_rss = sum(proc.rss_kib() for proc in servers)
     conns = args.races * (2 + args.spectators)
     try:
         p1 = run_races("ours, closed loop", args, servers, urls, args.rate)
         half = args.offered or p1.moves_s / 2
         p2 = run_races("ours, half load", args, servers, urls, half)
     finally:
-        for s in servers:
-            s.stop()
+        for server in servers:
+            server.stop()
     t = p1.tally
     sizes = {k: round(t.size_sum[k] / t.size_n[k]) if t.size_n[k] else 100 for k in t.size_sum}
     echo = start_echo(args, sizes)
@@ -1017,8 +1101,9 @@ def races_round(args: argparse.Namespace, data: Path) -> tuple[float, float, int
         echo.stop()
     active = t.playing_s / (t.players * p1.wall) if t.players else 1.0
     print(f"\n{args.races} races, {args.spectators} spectators each, {args.duration:.0f} s measured after "
-          f"{args.warmup:.0f} s warm-up; {args.clients} client processes on CPUs {args.client_cpus or 'any'}, "
-          f"server on CPUs {args.server_cpus or 'any'}; load average before: {args.load_before}")  # fmt: skip
+          f"{args.warmup:.0f} s warm-up; clients speak protocol v{args.protocol}; {args.clients} client processes "
+          f"on CPUs {args.client_cpus or 'any'}, server on CPUs {args.server_cpus or 'any'}; "
+          f"load average before: {args.load_before}")  # fmt: skip
     print(f"mean frame sizes {sizes}; closed loop: players in a started game {active * 100:.0f}% of the time")
     report(p1, conns, base_rss)
     report(replace_label(p2, f"race server, half load (offered {half:.0f} moves/s)"), conns, base_rss)
@@ -1027,19 +1112,21 @@ def races_round(args: argparse.Namespace, data: Path) -> tuple[float, float, int
     ratio_tp = p1.moves_s / p3.moves_s if p3.moves_s else float("nan")
     ratio_p99 = pct(p2.tally.ack_ms, 99) / pct(p4.tally.ack_ms, 99) if p4.tally.ack_ms else float("nan")
     ratio_p50 = pct(p2.tally.ack_ms, 50) / pct(p4.tally.ack_ms, 50) if p4.tally.ack_ms else float("nan")
+    ratio_cpu = p1.cpu_us_per_move / p3.cpu_us_per_move
     print("who was the limit:")
     for ph in (p1, p3):
         print(f"  {ph.label:22s} {limit_note(ph)}")
     print("ratios to the bare echo relay:")
-    print(f"  sustained moves/s     {ratio_tp:6.2f}x   (target >= 0.40)")
-    print(f"  p99 move->ack at half {ratio_p99:6.2f}x   (target < 3)")
+    print(f"  sustained moves/s     {ratio_tp:6.2f}x   (target >= 0.60)")
+    print(f"  p99 move->ack at half {ratio_p99:6.2f}x   (target <= 2)")
     print(f"  p50 move->ack at half {ratio_p50:6.2f}x")
-    print(f"  server CPU per move   {p1.cpu_us_per_move / p3.cpu_us_per_move:6.2f}x   "
-          f"(echo/ours capacity per core: {p3.cpu_us_per_move / p1.cpu_us_per_move:.2f})")  # fmt: skip
+    print(f"  server CPU per move   {ratio_cpu:6.2f}x   (target < 2; "
+          f"echo/ours capacity per core: {p3.cpu_us_per_move / p1.cpu_us_per_move:.2f})")  # fmt: skip
+    print(f"  mean ack              {sizes['ack']:6d} bytes (target <= 80)")
     errors = sum(ph.tally.rejects + ph.tally.errors for ph in (p1, p2, p3, p4))
     print(f"load average after: {load_average()}")
     print(f"rejects+errors: {errors}")
-    return ratio_tp, ratio_p99, 1 if errors else 0
+    return (ratio_tp, ratio_p99, ratio_cpu, float(sizes["ack"])), 1 if errors else 0
 
 
 def replace_label(ph: Phase, label: str) -> Phase:
@@ -1057,7 +1144,10 @@ def players_scenario(args: argparse.Namespace, data: Path) -> int:
         pairs = args.players // 2
         cpus = cpu_list(args.client_cpus)
         pool = Pool(
-            [Job("players", [url], pairs=part, cpus=cpus) for part in split(list(range(pairs)), args.clients)]
+            [
+                Job("players", [url], pairs=part, cpus=cpus, version=args.protocol)
+                for part in split(list(range(pairs)), args.clients)
+            ]
         )
         bar = progress_bar(2 * pairs, "connecting players")
         deadline = now() + 300
@@ -1092,11 +1182,13 @@ def watchers_scenario(args: argparse.Namespace, data: Path) -> int:
     try:
         url = ("127.0.0.1", servers[0].port)
         cpus = cpu_list(args.client_cpus)
-        players = Pool([Job("fanout-players", [url], cpus=cpus, per_player_rate=args.watch_rate)])
+        players = Pool(
+            [Job("fanout-players", [url], cpus=cpus, per_player_rate=args.watch_rate, version=args.protocol)]
+        )
         (code,) = players.wait("ready")
         specs = Pool(
             [
-                Job("watchers", [url], spectators=len(part), match=code, cpus=cpus)
+                Job("watchers", [url], spectators=len(part), match=code, cpus=cpus, version=args.protocol)
                 for part in split(list(range(args.watchers)), args.clients)
             ]
         )
@@ -1139,6 +1231,7 @@ def watchers_scenario(args: argparse.Namespace, data: Path) -> int:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--races", type=int, default=20, help="concurrent races of bot pairs (0: skip)")
+    ap.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="the protocol the clients speak")
     ap.add_argument("--spectators", type=int, default=0, help="spectators per race")
     ap.add_argument(
         "--rate", type=float, default=0.0, help="moves/s in all in the first phase (0: closed loop)"

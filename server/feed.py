@@ -123,7 +123,9 @@ class Spectators(Generic[S]):
 
     def speak(self, version: int) -> bool:
         """Whether any spectator here speaks ``version`` (0: any version)."""
-        return any(len(f) for v, f in self._feeds.items() if version in (0, v))
+        if version:
+            return bool(self._feeds[version])
+        return any(self._feeds.values())
 
     def post(self, frame: bytes, version: int = 0) -> None:
         """``frame`` for the spectators who speak ``version`` (0: every one)."""

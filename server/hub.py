@@ -264,7 +264,7 @@ class Hub:
         self.apply(lm, events)
 
     def apply(self, lm: LiveMatch, events: list[Event]) -> None:
-        """Fold events in (those not applied yet), tell the peers here, set the timer."""
+        """Fold events in (those not applied yet), tell the peers here, set the timer (a move changes no deadline)."""
         m = lm.match
         for e in events:
             if e.ev <= m.ev:
@@ -279,7 +279,8 @@ class Hub:
                 # (its heartbeat lapsed in a stall). Left so, the player would be abandoned mid-play.
                 self.spawn(self.record_connection(lm, e.seat, e.conn, connected=True))
             self._fan_out(lm, e)
-        self.schedule(lm)
+        if not all(type(e) is Moved for e in events):
+            self.schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
         for audience, message in render(lm.match, e, lambda a: _present(lm, a)):
@@ -442,9 +443,10 @@ def _idle_decided(lm: LiveMatch, now: int) -> bool:
 
 def _present(lm: LiveMatch, audience: Audience) -> bool:
     """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
-    if audience.racer is not None:
-        peer = lm.seats.get(audience.racer)
-        return peer is not None and audience.speaks(peer.version)
-    if audience.kind == "spectators":
+    kind = audience.kind
+    if kind == "seat" or kind == "mover":
+        peer = lm.seats.get(audience.seat)  # type: ignore[arg-type]  # a racer's audience has its seat
+        return peer is not None and audience.version in (0, peer.version)
+    if kind == "spectators":
         return lm.spectators.speak(audience.version)
     return True

@@ -59,19 +59,20 @@ class Audience:
         """The racer in ``seat`` alone."""
         return cls("seat", seat)
 
-    @classmethod
-    def mover(cls, seat: int, version: int) -> Audience:
+    @staticmethod
+    def mover(seat: int, version: int) -> Audience:
         """The racer in ``seat``, answered about their own command, if they speak ``version``."""
-        return cls("mover", seat, version)
+        return _MOVERS[seat, version]
 
     @classmethod
     def all_but(cls, seat: int) -> Audience:
         """The racer's opponents and the spectators."""
         return cls("others", seat)
 
-    @classmethod
-    def spectators(cls, version: int = 0) -> Audience:
-        return cls("spectators", None, version)
+    @staticmethod
+    def spectators(version: int = 0) -> Audience:
+        """The spectators who speak ``version`` (0: every one)."""
+        return _SPECTATORS[version]
 
     def has_seat(self, seat: int) -> bool:
         """Whether the racer in ``seat`` is in this audience."""
@@ -93,6 +94,11 @@ class Audience:
         return self.version in (0, version)
 
 
+# Made once: every move asks who is there for each of them.
+_MOVERS: dict[tuple[int, int], Audience] = {
+    (seat, v): Audience("mover", seat, v) for seat in (0, 1) for v in p.PROTOCOL_VERSIONS
+}
+_SPECTATORS = {v: Audience("spectators", None, v) for v in (0, *p.PROTOCOL_VERSIONS)}
 ALL = Audience("all")
 SPECTATORS = Audience.spectators()
 SPECTATORS_V1 = Audience.spectators(1)
