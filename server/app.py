@@ -35,7 +35,7 @@ from .quick import QuickRaces
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
-from .transport import Connection, read_frames
+from .transport import Connection, WriteBatch, read_frames
 
 log = logging.getLogger(__name__)
 #: A lobby never started is deleted from the store this long after it opened (as Redis lets
@@ -61,6 +61,7 @@ class App:
         self.live_races = LiveRaces(store, clock, settings.live_every_s)
         self.hub.followers += [self.quick, self.live_races, RatingNews(self)]
         self.connections: set[Connection] = set()
+        self.writes = WriteBatch()  # the frames of one turn of the loop, one write per connection
         self.metrics = Metrics(self.connections, self.hub)
         self.http = Http(settings, store, bus, self.metrics, clock)
         self.server: Server | None = None
@@ -137,7 +138,7 @@ class App:
     # ---------------------------------------------------------- websocket
 
     async def handle(self, ws: ServerConnection) -> None:
-        conn = Connection(ws, self.instance, self.settings)
+        conn = Connection(ws, self.instance, self.settings, self.writes)
         self.connections.add(conn)
         try:
             await read_frames(conn, self.dispatch, self.metrics.refused, self.settings.flood_limit)

@@ -79,17 +79,42 @@ class _Framing:
 _FRAMING = _Framing()
 
 
+class WriteBatch:
+    """The connections sent frames during this turn of the event loop, written at its end.
+
+    Moves are decided in batches (the store commits the appends of one turn
+    together), and each racer then gets their own ack and the opponent's
+    progress in the same turn: one write for both instead of one each, the
+    system call being a large part of a move's server time
+    (docs/benchmarks.md). A frame waits at most for the turn to end.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: list[Connection] = []
+
+    def add(self, conn: Connection) -> None:
+        if not self._waiting:
+            asyncio.get_running_loop().call_soon(self._write)
+        self._waiting.append(conn)
+
+    def _write(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for conn in waiting:
+            conn.flush()
+
+
 class Connection:
     """One WebSocket client: identity, where it sits, and its outbox.
 
-    A frame is written at once when nothing waits before it and the socket
-    keeps up (the common case: no task switch, no queue); otherwise it joins
-    the outbox, which the writer task drains as the client reads.
+    Frames sent during a turn of the event loop are written at its end
+    (``WriteBatch``), in one write when nothing waits before them and the
+    socket keeps up (the common case: no task switch, no queue); otherwise
+    they join the outbox, which the writer task drains as the client reads.
     """
 
     _ids = itertools.count(1)
 
-    def __init__(self, ws: ServerConnection, instance: str, settings: Settings) -> None:
+    def __init__(self, ws: ServerConnection, instance: str, settings: Settings, batch: WriteBatch) -> None:
         self.ws = ws
         self.id = connection_id(instance, next(self._ids))
         self.player: PlayerRecord | None = None
@@ -98,6 +123,8 @@ class Connection:
         self.seat: int | None = None
         self.request_host = ws.request.headers.get("Host") if ws.request else None
         self.limiter = RateLimiter(settings.rate_per_s, settings.burst)
+        self._batch = batch
+        self._pending: list[Sequence[bytes]] = []  # frames sent during this turn, to write at its end
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX_LIMIT)
         self._sending = False  # the writer task is inside ws.send
         self._writer = asyncio.create_task(self._drain())
@@ -107,7 +134,14 @@ class Connection:
         self.send_many((p.encode(message),))
 
     def send_many(self, frames: Sequence[bytes]) -> None:
-        """Text frames in order: written now, in one write, when nothing is queued before them."""
+        """Text frames in order, written at the end of this turn of the event loop (``flush``)."""
+        if not self._pending:
+            self._batch.add(self)
+        self._pending.append(frames)
+
+    def flush(self) -> None:
+        """Write the frames sent this turn: in one write, when nothing is queued before them."""
+        pending, self._pending = self._pending, []
         ws = self.ws
         if (
             not self._sending
@@ -115,14 +149,16 @@ class Connection:
             and self._keeps_up()
             and ws.protocol.state is State.OPEN
         ):
-            ws.transport.write(_FRAMING.wire(frames))
+            wire = _FRAMING.wire
+            ws.transport.write(wire(pending[0]) if len(pending) == 1 else b"".join(map(wire, pending)))
             return
-        for data in frames:
-            try:
-                self._outbox.put_nowait(data)
-            except asyncio.QueueFull:
-                self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
-                return
+        for frames in pending:
+            for data in frames:
+                try:
+                    self._outbox.put_nowait(data)
+                except asyncio.QueueFull:
+                    self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
+                    return
 
     def _keeps_up(self) -> bool:
         transport = self.ws.transport
@@ -133,6 +169,8 @@ class Connection:
             self._closer = asyncio.create_task(self._close_after_outbox(code, reason))
 
     async def _close_after_outbox(self, code: int, reason: str) -> None:
+        if self._pending:
+            self.flush()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._outbox.join(), 2)
         await self.ws.close(code, reason)
