@@ -139,6 +139,7 @@ class BaseGame:
         self._need = [(c - BUILD_DELTA) >> shift if (c >> 2) - 3 >= FIRST_VALUE else -1 for c in range(64)]
         self._tops: list[list[int]] = []
         self._texts: list[tuple[str, ...]] = []  # tuples: a view hands them out without copying
+        self._strings: list[str] = []  # each pile's cards as one text: v2's check reads them every move
         self._homes: list[int] = []  # per spot: _HOME of its bottom card, or _EMPTY
         self._complete = 0  # full piles in their home row: every view and progress shows it
         self._empty: list[int] = []  # spots left empty (only when stock and waste are)
@@ -469,6 +470,7 @@ class BaseGame:
             if pile:
                 self._tops[self._key[pile[-1]]].append(x)
         self._texts = [tuple(card_text(c) for c in pile) for pile in self._piles]
+        self._strings = ["".join(texts) for texts in self._texts]
         self._empty = [x for x, pile in enumerate(self._piles) if not pile]
         self._homes = [_home_of(pile) for pile in self._piles]
         self._complete = sum(self._is_complete(x) for x in range(self._n))
@@ -490,6 +492,8 @@ class BaseGame:
         before = self._is_complete(x) + self._is_complete(y)
         piles[x], piles[y] = piles[y], piles[x]
         texts[x], texts[y] = texts[y], texts[x]
+        strings = self._strings
+        strings[x], strings[y] = strings[y], strings[x]
         self._retop(x, piles[y], piles[x])
         self._retop(y, piles[x], piles[y])
         self._rebottom(x)
@@ -512,6 +516,7 @@ class BaseGame:
         run = pile[k:]
         del pile[k:]
         self._texts[x] = self._texts[x][:k]
+        self._strings[x] = self._strings[x][: 2 * k]  # every card's text is two characters
         if pile:
             self._tops[key[pile[-1]]].append(x)
         # An emptied spot keeps its bottom's home until the caller knows it stays empty:
@@ -523,7 +528,9 @@ class BaseGame:
         pile = self._piles[y]
         tops, key = self._tops, self._key
         pile.append(card)
-        self._texts[y] += (card_text(card),)
+        text = card_text(card)
+        self._texts[y] += (text,)
+        self._strings[y] += text
         if len(pile) > 1:
             tops[key[pile[-2]]].remove(y)
         else:
@@ -540,7 +547,9 @@ class BaseGame:
         if pile:
             self._tops[key[pile[-1]]].remove(y)
         pile.extend(cards)
-        self._texts[y] += tuple(card_text(c) for c in cards)
+        texts = tuple(card_text(c) for c in cards)
+        self._texts[y] += texts
+        self._strings[y] += "".join(texts)
         if len(pile) == len(cards):
             self._rebottom(y)
             if y in self._empty:
@@ -699,7 +708,7 @@ class BaseGame:
         and the server know.
         """
         wastes = "/".join([f"{card_text(w[-1])}{len(w)}" if w else "-0" for w in self._wastes])
-        return f"{'/'.join(map(''.join, self._texts))}|{wastes}|{len(self._stock)}|{self._redeals_left}"
+        return f"{'/'.join(self._strings)}|{wastes}|{len(self._stock)}|{self._redeals_left}"
 
     def check(self) -> int:
         """CRC-32 of ``position_text()``: a client whose check differs from the server's has diverged."""
