@@ -176,7 +176,8 @@ class Hub:
                     if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
                         await self.recovery.catch_up(lm)
                 self.apply(lm, decision)
-                await self.publish(lm.match.id, decision)
+                if self.bus.shared:
+                    await self.publish(lm.match.id, decision)
                 await self._after(lm, decision)
                 return decision
         raise Refused(ErrorCode.UNAVAILABLE, "the match is busy; try again")

@@ -94,8 +94,12 @@ class Numbers(BaseModel):
 
     @classmethod
     def of(cls, game: Game) -> Numbers:
+        leftover = game.leftover  # every move makes one: the properties are read once each
         return cls(
-            leftover=game.leftover, on_grid=game.on_grid, complete=game.complete, moves=len(game.moves)
+            leftover=leftover,
+            on_grid=game.variant.cards - leftover,
+            complete=game.complete,
+            moves=len(game.moves),
         )
 
 

@@ -64,10 +64,10 @@ class Audience:
         """The racer in ``seat``, answered about their own command, if they speak ``version``."""
         return _MOVERS[seat, version]
 
-    @classmethod
-    def all_but(cls, seat: int) -> Audience:
+    @staticmethod
+    def all_but(seat: int) -> Audience:
         """The racer's opponents and the spectators."""
-        return cls("others", seat)
+        return _OTHERS[seat]
 
     @staticmethod
     def spectators(version: int = 0) -> Audience:
@@ -99,6 +99,7 @@ _MOVERS: dict[tuple[int, int], Audience] = {
     (seat, v): Audience("mover", seat, v) for seat in (0, 1) for v in p.PROTOCOL_VERSIONS
 }
 _SPECTATORS = {v: Audience("spectators", None, v) for v in (0, *p.PROTOCOL_VERSIONS)}
+_OTHERS = {seat: Audience("others", seat) for seat in (0, 1)}
 ALL = Audience("all")
 SPECTATORS = Audience.spectators()
 SPECTATORS_V1 = Audience.spectators(1)
@@ -159,6 +160,8 @@ def render(m: Match, e: Event, wanted: Callable[[Audience], bool] = lambda _: Tr
     nobody (a process without the mover's connection, a race with no
     spectators).
     """
+    if type(e) is Moved:  # nearly every event
+        return _render_move(m, e, wanted)
     if isinstance(e, SeatTaken | Left | Readied | Connected | Disconnected | RematchAsked | CalledOff):
         return [(ALL, lobby(m, e.ev))]
     if isinstance(e, CountdownStarted):
@@ -200,8 +203,9 @@ def _render_move(m: Match, e: Moved | TookBack, wanted: Callable[[Audience], boo
     v1 view, or a v2 reveal and check.
     """
     numbers = vars(e.numbers)  # dict() would ask the model for keys() first, a slow miss
-    finished = m.seat(e.seat).ended is not None
-    out: Rendered = [(Audience.all_but(e.seat), p.progress_frame(e.ev, e.seat, numbers, finished))]
+    s = m.seat(e.seat)
+    finished = s.ended is not None
+    out: Rendered = [(_OTHERS[e.seat], p.progress_frame(e.ev, e.seat, numbers, finished))]
     movers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.mover(e.seat, v))]
     watchers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.spectators(v))]
     if not (movers or watchers):
@@ -219,7 +223,7 @@ def _render_move(m: Match, e: Moved | TookBack, wanted: Callable[[Audience], boo
             out.append((SPECTATORS_V2, board))
         return out
     view = game.player_view() if 1 in movers else None
-    auto = [move.text for move in m.seat(e.seat).last_recorded[1:]] if movers else []
+    auto = [move.text for move in s.last_recorded[1:]] if movers else []
     for v in movers:
         out.insert(0, (Audience.mover(e.seat, v), _ack(game, v, e.seq, e.ev, e.move, auto, view)))
     if watchers:
