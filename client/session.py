@@ -241,8 +241,9 @@ class Session:
         return lost
 
     def _new_connection(self) -> None:
-        """Nothing is asked, held, sent or awaited on the connection to come."""
-        self._requests = []
+        """Nothing is asked, held, sent or awaited on the connection to come; what the old one did
+        not write is dropped (the moves and kept commands go again once the seat is held)."""
+        self._requests, self._out = [], []
         self._new_line()
 
     def _new_line(self) -> None:

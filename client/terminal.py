@@ -524,15 +524,17 @@ class Terminal:
             task.add_done_callback(self._asking.discard)
         elif text == "undo":
             await c.undo()  # its answer, the board before the move, is drawn by the event pump
-        elif scripted:
-            self.screen.sent[c.next_seq] = text  # the seq it gets, if the rules let it go
-            await c.play(text)
-            self.screen.note = f"played {text}"
         else:
-            seq = await c.move(text)  # in v2 the board shows it at once; its ack or refusal when it comes
-            self.screen.sent[seq] = text
-            self.screen.note = f"sent {text}"
-            self.take_boards()
+            self.screen.sent[c.next_seq] = (
+                text  # the seq it gets if the rules let it go (its ack may come first)
+            )
+            if scripted:
+                await c.play(text)
+                self.screen.note = f"played {text}"
+            else:
+                await c.move(text)  # in v2 the board shows it at once; its ack or refusal when it comes
+                self.screen.note = f"sent {text}"
+                self.take_boards()
 
     async def _hint(self, *, redraw: bool = False) -> None:
         try:

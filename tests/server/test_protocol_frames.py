@@ -59,6 +59,16 @@ def test_frames_equal_their_models(
     board = p.Board(ev=ev, seat=seat, move=move, auto=auto, view=model_view, progress=progress)
     assert p.board_frame(ev, seat, move, auto, view, numbers, finished) == p.encode(board)
 
+    # protocol v2: what the play revealed and the check, each left out when empty
+    reveal, check = game.revealed(), game.check()
+    ack_v2 = p.AckV2(seq=seq, ev=ev, reveal=reveal, auto=auto, check=check)
+    assert p.ack_v2_frame(seq, ev, reveal, auto, check) == p.encode(ack_v2)
+    board_v2 = p.BoardV2(ev=ev, seat=seat, move=move, reveal=reveal, auto=auto, check=check)
+    assert p.board_v2_frame(ev, seat, move, reveal, auto, check) == p.encode(board_v2)
+    assert p.parse_server_v2(p.encode(ack_v2)) == ack_v2 and p.parse_server_v2(p.encode(board_v2)) == board_v2
+    frame = json.loads(p.ack_v2_frame(seq, ev, reveal, auto, check))
+    assert ("reveal" in frame) == bool(reveal) and ("auto" in frame) == bool(auto) and "view" not in frame
+
 
 @pytest.mark.parametrize(
     "frame",

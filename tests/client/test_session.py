@@ -1,0 +1,252 @@
+"""The sans-I/O Session on its own: fed server messages made by a real ``Game``, read back what it sends.
+
+No socket: each test plays the server's part with the engine (the ack of a
+play is its ``revealed()`` and ``check()``, as ``server/match/render.py`` makes it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from client.session import ClientError, MoveRejected, Session
+from server import protocol as p
+from server.engine import Game, IllegalMove
+
+MATCH = "ACDEFGHJ"
+TOKEN = "seat-token-aaaaaaaaaaaaaaaaaaaa"
+
+
+class Server:
+    """One seat's game as the server has it, and the messages it would send about it."""
+
+    def __init__(self, seed: str = "12345") -> None:
+        self.game = Game(seed)
+        self.ev = 9
+        self.last_seq = 0
+
+    def view(self) -> p.View:
+        return p.View.model_validate(self.game.player_view())
+
+    def start(self) -> p.Start:
+        return p.Start(ev=self.ev, started_at=1, ends_at=2, view=self.view())
+
+    def ack(self, text: str) -> p.AckV2:
+        recorded = self.game.play(text)
+        self.ev += 1
+        self.last_seq += 1
+        auto = [m.text for m in recorded[1:]]
+        return p.AckV2(
+            seq=self.last_seq, ev=self.ev, reveal=self.game.revealed(), auto=auto, check=self.game.check()
+        )
+
+    def rejected(self, seq: int, code: p.ErrorCode = p.ErrorCode.ILLEGAL) -> p.RejectedV2:
+        return p.RejectedV2(seq=seq, code=code, message="no", view=self.view(), last_seq=self.last_seq)
+
+    def resumed(self) -> p.Resumed:
+        lobby = p.Lobby(
+            ev=self.ev,
+            match=MATCH,
+            variant="classic",
+            solo=False,
+            time_limit_s=600,
+            status="playing",
+            seats=[],
+        )
+        return p.Resumed(
+            match=MATCH, seat=0, ev=self.ev, now=3, last_seq=self.last_seq, lobby=lobby, view=self.view(),
+            opponents=[], missed=[],
+        )  # fmt: skip
+
+
+def seated(server: Server) -> Session:
+    session = Session()
+    session.receive_message(p.Seated(type="created", match=MATCH, seat=0, token=TOKEN))
+    session.receive_message(server.start())
+    session.data_to_send()
+    return session
+
+
+def moves_sent(session: Session) -> list[tuple[int, str]]:
+    return [(m.seq, m.move) for m in session.data_to_send() if isinstance(m, p.MoveMsg)]
+
+
+def test_moves_played_on_trust_are_confirmed_by_their_acks_in_turn() -> None:
+    server = Server()
+    session = seated(server)
+    line = ["T", "T", "T"]
+    for text in line:
+        session.move(text)  # played here at once, on trust: the turned cards are still face down
+    assert session.trusting and "??" in session.game.position_text()  # type: ignore[union-attr]
+    assert moves_sent(session) == [(1, "T"), (2, "T"), (3, "T")]
+    for text in line:
+        session.receive_message(
+            server.ack(text)
+        )  # each confirmed with the later plays taken back and replayed
+    assert not session.trusting and session.divergences == 0 and not session.unacked
+    assert session.view == server.view()
+    assert [seq for seq, outcome in session.outcomes_received() if isinstance(outcome, p.AckV2)] == [1, 2, 3]
+
+
+def test_a_check_that_disagrees_resumes_the_seat_at_once() -> None:
+    server = Server()
+    session = seated(server)
+    session.move("T")
+    session.data_to_send()
+    ack = server.ack("T")
+    session.receive_message(ack.model_copy(update={"check": (ack.check + 1) % (1 << 32)}))
+    assert session.divergences == 1 and session.resuming and not session.holding
+    (resume,) = session.data_to_send()
+    assert isinstance(resume, p.Resume) and resume.last_ev == ack.ev
+    session.move("T")  # waits for the seat: nothing goes on a game that is not the server's
+    assert session.data_to_send() == []
+    session.receive_message(server.resumed())
+    assert session.view is not None and session.view.moves == 2  # the snapshot, and the move made meanwhile
+    assert moves_sent(session) == [(2, "T")]
+
+
+def test_a_wrong_reveal_is_a_divergence() -> None:
+    server = Server()
+    session = seated(server)
+    session.move("T")
+    ack = server.ack("T")
+    session.receive_message(ack.model_copy(update={"reveal": {"B4": ack.reveal["W"]}}))  # B4 was not refilled
+    assert session.divergences == 1 and session.resuming
+
+
+def test_a_rejected_move_rebuilds_the_game_from_the_server_s_and_voids_the_later_ones() -> None:
+    server = Server()
+    session = seated(server)
+    session.receive_message(server.ack(_play(session, "T")))
+    for text in ("T", "T"):
+        session.move(text)
+    assert moves_sent(session) == [(2, "T"), (3, "T")]
+    session.receive_message(server.rejected(2))
+    outcomes = session.outcomes_received()
+    assert [(seq, type(o)) for seq, o in outcomes[1:]] == [(2, MoveRejected), (3, MoveRejected)]
+    assert session.next_seq == 2 and not session.unacked and not session.trusting
+    assert session.view == server.view()
+    session.move("T")  # seq 2 again
+    session.receive_message(server.rejected(3, p.ErrorCode.OUT_OF_ORDER))  # the old seq 3's, still on its way
+    assert session.unacked == {2: "T"} and session.outcomes_received() == []  # stale: dropped
+
+
+def _play(session: Session, text: str) -> str:
+    session.move(text)
+    session.data_to_send()
+    return text
+
+
+def test_out_of_order_with_an_older_last_seq_goes_on_from_the_server_s_seq() -> None:
+    server = Server()
+    session = seated(server)
+    session.receive_message(server.ack(_play(session, "T")))
+    session.receive_message(server.ack(_play(session, "T")))
+    server.game.undo()  # the server lost its move 2 (a store rolled back)
+    server.last_seq = 1
+    session.move("T")
+    session.receive_message(server.rejected(3, p.ErrorCode.OUT_OF_ORDER))
+    assert session.next_seq == 2 and session.view == server.view()
+
+
+def test_unavailable_resumes_and_sends_the_move_again() -> None:
+    server = Server()
+    session = seated(server)
+    session.move("T")
+    session.data_to_send()
+    session.receive_message(server.rejected(1, p.ErrorCode.UNAVAILABLE))  # maybe applied, maybe not
+    assert session.resuming and session.unacked == {1: "T"}
+    (resume,) = session.data_to_send()
+    assert isinstance(resume, p.Resume)
+    session.receive_message(server.resumed())  # it was not: sent again
+    assert moves_sent(session) == [(1, "T")] and session.trusting
+
+
+def test_a_resume_keeps_the_moves_the_server_has_and_plays_the_others_again() -> None:
+    server = Server()
+    session = seated(server)
+    session.move("T")
+    session.move("T")
+    session.move("T")
+    server.ack("T")  # the server applied move 1; its ack and the rest went down with the line
+    session.disconnected()
+    session.connected()
+    assert [type(m) for m in session.data_to_send()] == [p.Hello, p.Resume]
+    session.receive_message(server.resumed())
+    assert moves_sent(session) == [(1, "T"), (2, "T"), (3, "T")]  # 1 for its ack again; 2, 3 to play
+    assert (
+        session.game is not None and session.game.move_count == 3
+    )  # the snapshot (1), then 2 and 3 on trust
+    session.receive_message(p.AckV2(seq=1, ev=10, check=0))  # move 1's ack again (a resend)
+    assert session.divergences == 0  # its move is in the snapshot: nothing to confirm
+    for text in ("T", "T"):
+        session.receive_message(server.ack(text))
+    assert session.view == server.view() and not session.unacked
+
+
+def test_a_move_the_snapshot_refuses_is_voided() -> None:
+    """The seat was played elsewhere meanwhile (taken over): a move chosen on this board may not fit that one."""
+    server = Server("1")
+    after_turn = Game("1")
+    after_turn.play("T")
+    # a move of this client's after its turn, which the server's other seq 1 (that same move) makes illegal
+    move = next(
+        m for m in after_turn.legal_texts() if ":0>" in m and m not in _after(Game("1"), m).legal_texts()
+    )
+    session = seated(server)
+    session.move("T")
+    session.move(move)
+    server.ack(move)  # seq 1 on the server: the move, played from another connection of the seat
+    session.disconnected()
+    session.connected()
+    session.data_to_send()
+    session.receive_message(server.resumed())
+    (outcome,) = session.outcomes_received()
+    assert outcome[0] == 2 and isinstance(outcome[1], ClientError) and "is void" in str(outcome[1])
+    assert session.unacked == {1: "T"} and session.next_seq == 2  # 1 goes again, for its (other) ack
+    assert session.game is not None and session.game.position_text() == server.game.position_text()
+
+
+def _after(game: Game, move: str) -> Game:
+    game.play(move)
+    return game
+
+
+def test_a_move_the_rules_refuse_is_never_sent() -> None:
+    session = seated(Server())
+    with pytest.raises(IllegalMove):
+        session.move("A1:0>A1")
+    assert session.data_to_send() == [] and session.next_seq == 1
+
+
+def test_a_spectator_rebuilds_the_boards_and_watches_again_when_they_disagree() -> None:
+    servers = [Server("3"), Server("3")]
+    spectator = Session()
+    snapshot = p.Watching(
+        match=MATCH, ev=9, now=1,
+        lobby=p.Lobby(ev=9, match=MATCH, variant="classic", solo=False, time_limit_s=600, status="playing", seats=[]),
+        boards=[p.SeatSnapshot(seat=n, progress=p.Progress(ev=9, seat=n, leftover=72, on_grid=24, complete=0, moves=0,
+                finished=False), view=s.view(), moves=[]) for n, s in enumerate(servers)],
+    )  # fmt: skip
+    spectator.receive_message(snapshot)
+    for seat, text in ((0, "T"), (1, "T"), (0, "T")):
+        ack = servers[seat].ack(text)
+        spectator.receive_message(
+            p.BoardV2(ev=ack.ev, seat=seat, move=text, reveal=ack.reveal, auto=ack.auto, check=ack.check)
+        )
+    assert [spectator.board(n) for n in (0, 1)] == [s.view() for s in servers]
+    assert spectator.divergences == 0
+    spectator.receive_message(p.BoardV2(ev=20, seat=1, move="T", reveal={"W": "2C"}, check=1))
+    assert spectator.divergences == 1
+    assert [type(m) for m in spectator.data_to_send()] == [p.Watch]
+
+
+def test_a_finish_written_into_a_dead_line_goes_again_after_the_resume() -> None:
+    server = Server()
+    session = seated(server)
+    session.command(p.Finish())
+    assert [type(m) for m in session.data_to_send()] == [p.Finish]
+    session.disconnected()
+    session.connected()
+    session.data_to_send()
+    session.receive_message(server.resumed())
+    assert [type(m) for m in session.data_to_send()] == [p.Finish]
