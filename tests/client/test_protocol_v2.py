@@ -249,3 +249,17 @@ async def test_random_drops_during_a_race_lose_and_double_no_move(url: str) -> N
         await b.close()
     finally:
         await proxy.stop()
+
+
+async def test_the_version_is_chosen_before_a_seat_is_taken(url: str) -> None:
+    ws = await ws_connect(url, proxy=None)
+    await ws.send(json.dumps({"type": "create"}))  # no hello: v1
+    await answer(ws, "created")
+    await ws.send(json.dumps({"type": "hello", "v": 2}))
+    refused = await answer(ws, "error")
+    assert refused["code"] == "wrong_phase" and "before taking a seat" in refused["message"]
+    await ws.send(json.dumps({"type": "hello", "v": 1}))  # the version it speaks: fine
+    assert (await answer(ws, "welcome"))["type"] == "welcome"
+    await ws.send(json.dumps({"type": "hello", "v": 3}))
+    assert (await answer(ws, "error"))["code"] == "bad_message"
+    await ws.close()
