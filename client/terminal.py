@@ -571,8 +571,11 @@ async def stdin_lines(interactive: bool, prompting: threading.Event | None = Non
     exit on Ctrl-C until Enter, since ``asyncio.run`` waits for those threads.
     ``prompting`` is set while the prompt is up (``Terminal.redraw`` draws it
     again then, and only then: the screen after a command leaves it to the read).
+    With readline it is set once ``input`` has drawn its prompt (readline's
+    pre-input hook), not just before: a redraw in between drew it twice.
     """
     shown = prompting or threading.Event()
+    said_by_readline = interactive and _when_the_prompt_is_up(shown.set)
     loop = asyncio.get_running_loop()
     wanted: queue.SimpleQueue[None] = queue.SimpleQueue()
     lines: asyncio.Queue[str | None] = asyncio.Queue()
@@ -587,7 +590,8 @@ async def stdin_lines(interactive: bool, prompting: threading.Event | None = Non
             line: str | None
             try:  # None at the end: input() says so with EOFError, readline() with ""
                 if interactive:
-                    shown.set()
+                    if not said_by_readline:
+                        shown.set()
                     line = input("> ")
                 else:
                     line = sys.stdin.readline() or None
@@ -606,6 +610,16 @@ async def stdin_lines(interactive: bool, prompting: threading.Event | None = Non
         if line is None:
             return
         yield line
+
+
+def _when_the_prompt_is_up(call: Callable[[], None]) -> bool:
+    """Have readline ``call`` each time ``input`` has drawn its prompt; False without readline."""
+    try:
+        import readline
+    except ImportError:
+        return False
+    readline.set_pre_input_hook(call)
+    return True
 
 
 @contextlib.contextmanager
