@@ -469,14 +469,9 @@ class AckV2(Terse):
     check: Check
 
 
-class RejectedV2(Terse):
+class RejectedV2(Rejected, Terse):
     """v2: your move was not applied; ``view`` and ``last_seq`` are your game as the server has it."""
 
-    type: Literal["rejected"] = "rejected"
-    seq: int
-    code: ErrorCode
-    message: str
-    view: View | None = None
     last_seq: int | None = None  # with ``view``: the seq of the last move applied
 
 
