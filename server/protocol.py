@@ -1004,28 +1004,26 @@ def board_frame(
     )
 
 
+def _play_frame(head: dict[str, Any], reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
+    """A v2 play's frame: ``head``, then what the play revealed and the automatic swaps (when any), the check."""
+    if reveal:
+        head["reveal"] = reveal
+    if auto:
+        head["auto"] = auto
+    head["check"] = check
+    return dumps(head)
+
+
 def ack_v2_frame(seq: int, ev: int, reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
     """The JSON of AckV2 (``reveal`` is ``Game.revealed()``, ``check`` its ``check()``)."""
-    ack: dict[str, Any] = {"type": "ack", "seq": seq, "ev": ev}
-    if reveal:
-        ack["reveal"] = reveal
-    if auto:
-        ack["auto"] = auto
-    ack["check"] = check
-    return dumps(ack)
+    return _play_frame({"type": "ack", "seq": seq, "ev": ev}, reveal, auto, check)
 
 
 def board_v2_frame(
     ev: int, seat: int, move: str, reveal: Mapping[str, str], auto: Sequence[str], check: int
 ) -> bytes:
     """The JSON of BoardV2 for a play (an undo's board is built as a model: practice only)."""
-    board: dict[str, Any] = {"type": "board", "ev": ev, "seat": seat, "move": move}
-    if reveal:
-        board["reveal"] = reveal
-    if auto:
-        board["auto"] = auto
-    board["check"] = check
-    return dumps(board)
+    return _play_frame({"type": "board", "ev": ev, "seat": seat, "move": move}, reveal, auto, check)
 
 
 def schema() -> dict[str, Any]:
