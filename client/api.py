@@ -292,7 +292,7 @@ class Client:
             for request, _, _ in waits:
                 self._answers.pop(request, None)
 
-    async def _request(self, message: p.Message) -> p.Message:
+    async def _request(self, message: p.ClientMessage) -> p.Message:
         self._check_open()
         if self._reconnecting:
             raise ConnectionLost("the connection is down; it is being taken back")
@@ -403,7 +403,7 @@ class Client:
     async def ready(self) -> None:
         await self._command(p.Ready())
 
-    async def _command(self, message: p.Message) -> None:
+    async def _command(self, message: p.ClientMessage) -> None:
         self._check_open()
         self.session.command(message)
         await self._write()

@@ -164,7 +164,7 @@ class Session:
         self.holding = False  # the seat is held on it; until then, moves and seat commands wait
         self.resuming = False  # a resume is on the way: the refusals before its answer are stale
         self._sent_seq = 0  # the highest seq sent on this connection
-        self._held: list[p.Message] = []  # other seat commands waiting for the seat (``leave``)
+        self._held: list[p.ClientMessage] = []  # other seat commands waiting for the seat (``leave``)
         # Kept commands by type until seen to take effect or refused: a resume sends them again.
         self._unconfirmed: dict[str, Kept] = {}
         self._settled: set[str] = set()  # took effect in this match: a repeat is not kept
@@ -174,14 +174,14 @@ class Session:
         self._requests: list[tuple[int, str, str]] = []  # (id, its type, its answer's) sent here, in order
         self._request_ids = 0
         # what comes out
-        self._out: list[p.Message] = []
+        self._out: list[p.ClientMessage] = []
         self._events: list[p.Message] = []
         self._answers: list[Answer] = []
         self._outcomes: list[Outcome] = []
 
     # ------------------------------------------------------------------ outputs
 
-    def data_to_send(self) -> list[p.Message]:
+    def data_to_send(self) -> list[p.ClientMessage]:
         """The messages to write, in order (each call hands them over once)."""
         out, self._out = self._out, []
         return out
@@ -253,7 +253,7 @@ class Session:
 
     # --------------------------------------------------------- the application
 
-    def request(self, message: p.Message) -> int:
+    def request(self, message: p.ClientMessage) -> int:
         """Send a request (``hello``, ``create``, ``join``, ``watch``, ``resume``, ...); its id for ``answers_received``."""
         self._request_ids += 1
         self._requests.append((self._request_ids, getattr(message, "type", ""), ANSWERS[type(message)]))
@@ -302,7 +302,7 @@ class Session:
             self._out.append(p.MoveMsg(seq=seq, move=text))
         return seq
 
-    def command(self, message: p.Message) -> None:
+    def command(self, message: p.ClientMessage) -> None:
         """A seat's command (``ready``, ``finish``, ``resign``, ``rematch``, ``leave``): sent now, or once the seat is held.
 
         A kept command stays unconfirmed even once written: a socket that is

@@ -81,7 +81,7 @@ class BotPeer:
     async def _send(self) -> None:
         """Carry out what the session has to send, as the server would have parsed it."""
         for message in self.session.data_to_send():
-            await self.ctx.dispatch(self, message)  # type: ignore[arg-type]  # client messages only
+            await self.ctx.dispatch(self, message)
 
     async def join(self, match: str) -> None:
         self.session.request(p.Join(match=match, name=NAMES[self.strategy]))
