@@ -249,7 +249,7 @@ class Hub:
             return  # our own batch, applied before it was published: no need to decode it
         if data is not None and data.startswith(RELOAD):
             if data != self.recovery.reload_notice:
-                self.spawn(self.recovery.reload_locked(lm))
+                self.spawn(self.recovery.catch_up_locked(lm, tell_others=False))
             return
         if data is not None and data.startswith(TELL):
             if not data.startswith(self._telling):  # another process's: ours went out here already

@@ -124,13 +124,18 @@ class Recovery:
         """Apply what the log holds beyond this copy (the caller holds the lock)."""
         self._host.apply(lm, await self._host.store.events(lm.match.id, lm.match.ev))
 
-    async def catch_up_locked(self, lm: LiveMatch) -> None:
-        """What this process missed (a gap on the bus, or its reconnect), however long the store is away.
+    async def catch_up_locked(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
+        """What this process missed (a gap on the bus, its reconnect, another's reload notice), however long the store is away.
 
         The read starts at the last event applied here: a log without it has
         lost events (Redis back from an older snapshot), and the match is
         reloaded. Pub/sub reconnects after every Redis restart, so this is
-        where the processes find out, before anyone writes.
+        where the processes find out, before anyone writes. Another process's
+        reload notice is checked the same way (``tell_others`` is then False)
+        rather than obeyed: it can come after this process found the loss
+        itself and reloaded, or late (offered again after the bus refused it),
+        when the copy here is in step and the players have resumed onto it;
+        reloading then would only close their connections once more.
         """
         last = lm.match.ev
         events = await self._read_log(lm, last - 1)
@@ -138,7 +143,7 @@ class Recovery:
             if not self._host.holds(lm):
                 return
             if lm.match.ev >= last and not (events and events[0].ev == last):
-                await self.try_reload(lm, tell_others=True)
+                await self.try_reload(lm, tell_others=tell_others)
             else:
                 self._host.apply(lm, events)
 
@@ -181,9 +186,3 @@ class Recovery:
             await self.reload(lm, tell_others=tell_others)
         except StoreUnavailable:
             log.warning("could not reload %s; it reloads at its next append", lm.match.id)
-
-    async def reload_locked(self, lm: LiveMatch) -> None:
-        """Another process found the store had lost events of this match: reload it here too."""
-        async with lm.lock:
-            if self._host.holds(lm):
-                await self.try_reload(lm, tell_others=False)
