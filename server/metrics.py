@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
 
 from .errors import ErrorCode
 from .hub import Hub
@@ -27,6 +28,15 @@ class Metrics:
             buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
         )
         self._hub = hub
+        r.register(self)
+
+    def collect(self) -> Iterator[Metric]:
+        """The counts the bus keeps itself (it is opened before the metrics)."""
+        yield CounterMetricFamily(
+            "grip_bus_handler_errors",
+            "bus messages whose handling raised (skipped, then caught up from the store)",
+            value=self._hub.bus.failures,
+        )
 
     def render(self) -> bytes:
         counts: dict[str, int] = {"lobby": 0, "countdown": 0, "playing": 0, "finished": 0}

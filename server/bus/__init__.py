@@ -8,15 +8,43 @@ what the text means (a batch of match events) is the hub's business.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Protocol
 
 Handler = Callable[[str | None], None]  # None: messages may have been lost; catch up
 
+log = logging.getLogger(__name__)
+
+
+def deliver(handler: Handler, channel: str, data: bytes) -> bool:
+    """Hand one message to its handler; False if that raised (it is logged, and told to catch up).
+
+    A bus has one reading task per connection: an exception let out of it
+    (a batch with an event kind this version does not know, during a rolling
+    deploy) would end it, and with it every match's messages, silently. The
+    message is skipped; the handler then reads what it missed from the store.
+    """
+    try:
+        handler(data.decode())
+    except Exception:
+        log.exception("a message on %s could not be handled; catching up from the store", channel)
+        try:
+            handler(None)
+        except Exception:
+            log.exception("catching up %s failed too", channel)
+        return False
+    return True
+
 
 class Bus(Protocol):
     @property
-    def healthy(self) -> bool: ...
+    def healthy(self) -> bool:
+        """Connected, and reading: false too when a reading task has ended."""
+
+    @property
+    def failures(self) -> int:
+        """Messages whose handler raised (``deliver``), since the process started."""
 
     @property
     def shared(self) -> bool:

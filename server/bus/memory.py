@@ -15,6 +15,7 @@ from . import Handler
 class MemoryBus:
     healthy = True
     shared = False
+    failures = 0
 
     async def publish(self, channel: str, data: str) -> None:
         pass

@@ -15,7 +15,7 @@ import logging
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from . import Handler
+from . import Handler, deliver
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,12 @@ class RedisBus:
         self._handlers: dict[str, Handler] = {}
         self._subscribed = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
-        self.healthy = True
+        self._connected = True
+        self.failures = 0
+
+    @property
+    def healthy(self) -> bool:
+        return self._connected and (self._reader is None or not self._reader.done())
 
     async def publish(self, channel: str, data: str) -> None:
         await self._redis.publish(channel, data)
@@ -39,7 +44,7 @@ class RedisBus:
         try:
             await self._pubsub.subscribe(channel)
         except RedisError:
-            self.healthy = False  # the reader resubscribes to every channel on reconnect
+            self._connected = False  # the reader resubscribes to every channel on reconnect
         self._subscribed.set()
         if self._reader is None:
             self._reader = asyncio.create_task(self._read())
@@ -56,26 +61,27 @@ class RedisBus:
                 self._subscribed.clear()
                 await self._subscribed.wait()
             try:
-                if not self.healthy:
+                if not self._connected:
                     # A command on the pub/sub connection reconnects it, and redis-py
                     # resubscribes every channel on connect; it raises while Redis is down.
                     await self._pubsub.ping()
-                    self.healthy, delay = True, 0.05
+                    self._connected, delay = True, 0.05
                     log.warning("redis pub/sub reconnected; catching up")
                     for handler in list(self._handlers.values()):
                         handler(None)
                 message = await self._pubsub.get_message(timeout=1.0)
             except (RedisError, OSError):
-                if self.healthy:
+                if self._connected:
                     log.warning("redis pub/sub connection lost; reconnecting")
-                self.healthy = False
+                self._connected = False
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
             if message is not None and message["type"] == "message":
-                listener = self._handlers.get(message["channel"].decode())
-                if listener is not None:
-                    listener(message["data"].decode())
+                name = message["channel"].decode()
+                listener = self._handlers.get(name)
+                if listener is not None and not deliver(listener, name, message["data"]):
+                    self.failures += 1
 
     async def close(self) -> None:
         if self._reader is not None:

@@ -34,7 +34,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from ..redis_link import TIMEOUTS
-from . import Handler
+from . import Handler, deliver
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ class _Shard:
             channel = message["channel"].decode()
             if kind == "smessage":
                 handler = self.bus.handlers.get(channel)
-                if handler is not None:
-                    handler(message["data"].decode())
+                if handler is not None and not deliver(handler, channel, message["data"]):
+                    self.bus.failures += 1
             elif channel in self.bus.handlers:
                 self.bus.lost(f"{channel} was unsubscribed by the server: its slot moved")
 
@@ -94,14 +94,20 @@ class ShardedBus:
         self._placing = asyncio.Lock()
         self._repair: asyncio.Task[None] | None = None
         self._broken = False  # a failure the repair has not mended yet
-        self.healthy = True
+        self._placed = True  # every channel wanted is subscribed
+        self.failures = 0
+
+    @property
+    def healthy(self) -> bool:
+        readers = [shard.reader for shard in self._shards.values()]
+        return self._placed and not any(reader is not None and reader.done() for reader in readers)
 
     async def publish(self, channel: str, data: str) -> None:
         await self._cluster.spublish(channel, data)
 
     async def subscribe(self, channel: str, handler: Handler) -> None:
         self.handlers[channel] = handler
-        if not self.healthy:
+        if not self._placed:
             return  # the repair places every channel wanted by then
         try:
             async with self._placing:
@@ -118,7 +124,7 @@ class ShardedBus:
 
     async def unsubscribe(self, channel: str) -> None:
         self.handlers.pop(channel, None)
-        if not self.healthy:
+        if not self._placed:
             return
         with contextlib.suppress(RedisError, OSError):  # gone with the connection anyway
             node: Any = self._cluster.get_node_from_key(channel)
@@ -128,9 +134,9 @@ class ShardedBus:
 
     def lost(self, why: str) -> None:
         """Some subscriptions may be gone: place them all again (once a repair is under way, again after it)."""
-        if self.healthy:
+        if self._placed:
             log.warning("redis sharded pub/sub: %s; subscribing again", why)
-        self.healthy = False
+        self._placed = False
         self._broken = True
         if self._repair is None or self._repair.done():
             self._repair = asyncio.create_task(self._mend())
@@ -152,7 +158,7 @@ class ShardedBus:
                 self._broken = True
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
-        self.healthy = True
+        self._placed = True
         log.warning("redis sharded pub/sub subscribed again; catching up")
         for handler in list(self.handlers.values()):
             handler(None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 import redis
 import redis.asyncio
 
+from server.bus import open_bus
 from tests.conftest import RedisServer
 from tests.processes import ServerProcess
 from tests.scaleout.racing import (
@@ -65,6 +67,28 @@ async def test_race_across_three_processes(servers: list[ServerProcess]) -> None
     # the opponent saw every one of the other's moves as progress, in order
     progress_b = [m["moves"] for m in b.received if m["type"] == "progress" and m["seat"] == 0]
     assert progress_b == list(range(1, 13))
+
+
+async def test_a_message_the_bus_cannot_handle_is_counted_and_the_reading_goes_on(shared_url: str) -> None:
+    """A batch with an event kind this version does not know (a newer process, during a rolling deploy).
+
+    Handling it raises; that used to end the process's only pub/sub reading
+    task, silently: no more events from the other processes, and /healthz
+    still said the bus was fine.
+    """
+    with running_servers(shared_url, 2) as procs:
+        a, b, created, _ = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        newer = await open_bus(shared_url)
+        try:
+            await newer.publish(f"grip:match:{{{created['match']}}}", '[{"ev":99,"kind":"teleported"}]')
+        finally:
+            await newer.close()
+        await play_turns(a, 1, 1)  # published after it on the same channel
+        await b.expect("progress", seat=0, moves=1)
+        assert healthz(procs[1]) == (200, {"status": "ok", "bus": True, "store": True})
+        metrics = await asyncio.to_thread(lambda: urllib.request.urlopen(f"{procs[1].http}/metrics").read())
+        assert b"grip_bus_handler_errors_total 1.0" in metrics
 
 
 async def test_spectators_on_every_process_see_the_same_boards_held_back(
