@@ -7,6 +7,7 @@ decides, the store makes it durable, the hub tells everyone.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from . import daily
 from .records import clean_name
 
 routes = Routes()
+
+RESUME_READ_PAUSES_S = (0.0, 0.01, 0.05, 0.2, 0.5)  # before each read of the log a resume makes
 
 
 @routes.handles(p.Create)
@@ -103,12 +106,8 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     m = lm.match
     missed: list[p.Message] = []
     if msg.last_ev < m.ev:  # else nothing was missed: the log is not even read
-        log_events = await ctx.store.events(msg.match)
-        while log_events and log_events[-1].ev < m.ev:  # applied meanwhile: read the log again
-            log_events = await ctx.store.events(msg.match)
-        missed = missed_events(
-            [e for e in log_events if e.ev <= m.ev], seat, msg.last_ev, ctx.settings.grace_ms
-        )
+        m, log_events = await _log_as_held(ctx, lm)
+        missed = missed_events(log_events, seat, msg.last_ev, ctx.settings.grace_ms)
     client.live, client.seat = lm, seat
     ctx.hub.attach_seat(lm, seat, client)
     client.send(resumed(m, seat, missed, ctx.clock()))
@@ -117,6 +116,26 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
         change = await ctx.store.rating_change(m.variant, m.id)
         if change is not None:
             client.send(change)
+
+
+async def _log_as_held(ctx: Context, lm: LiveMatch) -> tuple[Match, list[Event]]:
+    """The match as held here and its log up to it, for a resume to render what was missed.
+
+    The copy can be ahead of a read of the log: a batch applied meanwhile
+    (read again), or a log that lost its end (Redis back from a snapshot, or
+    from an AOF written each second). A few reads, pausing longer each time,
+    each against the copy as it is then (a reload replaces it); if they never
+    agree, the copy is checked against the log in the background (reloaded if
+    the log lost events) and the resume answered ``unavailable``, not spun on.
+    """
+    for pause in RESUME_READ_PAUSES_S:
+        await asyncio.sleep(pause)
+        m = lm.match
+        log_events = await ctx.store.events(m.id)
+        if not log_events or log_events[-1].ev >= m.ev:
+            return m, [e for e in log_events if e.ev <= m.ev]
+    ctx.hub.spawn(ctx.hub.recovery.catch_up_locked(lm))
+    raise Refused(ErrorCode.UNAVAILABLE, "the store's log of this match ends early; resume again")
 
 
 @routes.handles(p.Ready)

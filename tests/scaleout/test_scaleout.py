@@ -349,3 +349,30 @@ async def test_a_late_reload_notice_leaves_a_copy_in_step_with_the_store(snapsho
     finally:
         for proc in procs:
             proc.kill()
+
+
+async def test_a_resume_onto_a_log_that_lost_its_end_is_answered_not_spun_on(redis_url: str) -> None:
+    """Redis lost the end of a log the process holds (AOF written each second, then a crash).
+
+    A resume read the log again until it reached the copy here: forever,
+    with no pause. It now answers ``unavailable`` after a few reads, and the
+    copy is checked against the log meanwhile: reloaded, so the next resume
+    goes on from what the store kept.
+    """
+    with running_servers(redis_url, 1) as (proc,):
+        a, b, created, _ = await seat_two(proc.url, proc.url)
+        await start(a, b)
+        await play_turns(a, 1, 3)
+        client = redis.asyncio.Redis.from_url(redis_url)
+        tag = f"{{{created['match']}}}"
+        for key in (f"grip:match:{tag}:events", f"grip:match:{tag}:seat:0"):  # its last two moves
+            last_two = await client.xrevrange(key, count=2)
+            await client.xdel(key, *[entry_id for entry_id, _ in last_two])
+        await client.aclose()
+        again = await WsClient.connect(proc.url)
+        resume = {"type": "resume", "match": created["match"], "token": created["token"], "last_ev": 0}
+        refused = await again.request(resume, "error")
+        assert refused["code"] == "unavailable"
+        assert await a.closed() == 1013  # the copy was reloaded from the log
+        resumed = await again.request(resume, "resumed")
+        assert resumed["last_seq"] == 1 and resumed["view"]["moves"] == 1
