@@ -78,6 +78,7 @@ class Hub:
         self._tasks: set[asyncio.Task[None]] = set()
         self.followers: list[Follower] = []
         self.recovery = Recovery(self)
+        self.tick_failures = 0  # ticks that raised something unexpected (``/metrics``)
         self._telling = f"{TELL}{secrets.token_hex(4)} "  # this process's own, to skip its echo
 
     # -------------------------------------------------------------- lookup
@@ -234,8 +235,12 @@ class Hub:
         try:
             if not await self.execute(lm, lambda m: m.tick(self.clock())):
                 self.schedule(lm)  # woke before the deadline (timers may fire early): sleep again
-        except Refused:
-            log.warning("tick for %s failed; retrying", lm.match.id)
+        except Exception as exc:  # whatever it was, the match's clock must not stop for good
+            if isinstance(exc, Refused):
+                log.warning("tick for %s failed; retrying", lm.match.id)
+            else:
+                self.tick_failures += 1
+                log.exception("tick for %s raised; retrying", lm.match.id)
             lm.timer = asyncio.get_running_loop().call_later(1.0, self.tick_soon, lm)
             lm.deadline = None  # the next event reschedules for the real deadline, as before
 

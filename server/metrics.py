@@ -31,11 +31,16 @@ class Metrics:
         r.register(self)
 
     def collect(self) -> Iterator[Metric]:
-        """The counts the bus keeps itself (it is opened before the metrics)."""
+        """The counts the hub and the bus keep themselves (both are made before the metrics)."""
         yield CounterMetricFamily(
             "grip_bus_handler_errors",
             "bus messages whose handling raised (skipped, then caught up from the store)",
             value=self._hub.bus.failures,
+        )
+        yield CounterMetricFamily(
+            "grip_tick_errors",
+            "match timers whose work raised unexpectedly (tried again a second later)",
+            value=self._hub.tick_failures,
         )
 
     def render(self) -> bytes:
