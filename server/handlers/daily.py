@@ -6,43 +6,83 @@ reads the facts from the store and the hub, and carries the decisions out.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from typing import NamedTuple
+
 from .. import daily
 from .. import protocol as p
 from ..dispatch import Client, Context, Routes
-from ..errors import ErrorCode, Refused
+from ..errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from ..match import Match
 from ..store import BoardRow
 
 routes = Routes()
 
 
-async def enter(ctx: Context, client: Client, msg: p.Create, code: str) -> tuple[str, str, bool]:
-    """A new daily game, match ``code``: its day, its seed, and whether it is ranked (its attempt claimed)."""
+async def enter(
+    ctx: Context, client: Client, msg: p.Create, code: str
+) -> tuple[str, str, bool, Claim | None]:
+    """A new daily game, match ``code``: its day, its seed, whether it is ranked, and the attempt it took."""
     day = daily.day_of(ctx.clock())
     player = daily.player_of(client.player.id if client.player else None)
     daily.check_game(msg.variant, msg.bot)
     entry = daily.create_entry(day, await ctx.store.daily_attempt(day, player), msg.ranked)
-    await _admit(ctx, entry, day, player, code)
-    return day, daily.seed(ctx.daily_secret, day), entry is daily.Entry.RANKED
+    claim = await _admit(ctx, entry, day, player, code)
+    return day, daily.seed(ctx.daily_secret, day), entry is daily.Entry.RANKED, claim
 
 
-async def join(ctx: Context, client: Client, m: Match) -> None:
-    """Let ``client`` take a seat in ``m`` as far as the daily rules go (the match decides the rest)."""
+async def join(ctx: Context, client: Client, m: Match) -> Claim | None:
+    """Let ``client`` take a seat in ``m`` as far as the daily rules go (the match decides the rest).
+
+    Returns the attempt this took, to be given back should the match refuse the seat.
+    """
     open_lobby = m.status == "lobby" and any(s is None for s in m.seats)
     entry = daily.join_entry(m.daily, m.ranked, open_lobby, ctx.clock())
     if m.daily is not None and entry is not daily.Entry.FREE:
         player = daily.player_of(client.player.id if client.player else None)
-        await _admit(ctx, entry, m.daily, player, m.id)
+        return await _admit(ctx, entry, m.daily, player, m.id)
+    return None
 
 
-async def _admit(ctx: Context, entry: daily.Entry, day: str, player: str, match: str) -> None:
-    """Carry out an entry decision: claim the day's attempt, or check that it is over."""
+class Claim(NamedTuple):
+    """A ranked attempt taken by this request (not one the player held already)."""
+
+    day: str
+    player: str
+    match: str
+
+
+@contextlib.asynccontextmanager
+async def given_back_if_refused(ctx: Context, claim: Claim | None) -> AsyncIterator[None]:
+    """Give ``claim`` back if the game it was taken for is refused inside (a seat taken meanwhile).
+
+    The attempt is claimed before the match decides (two tabs must not both
+    take one); a refusal leaves the player without a seat in it, and the
+    attempt would be lost for the day. Not on ``unavailable``: that write
+    may land all the same.
+    """
+    try:
+        yield
+    except (Refused, Conflict) as exc:
+        refused = not isinstance(exc, Refused) or exc.code is not ErrorCode.UNAVAILABLE
+        if claim is not None and refused:
+            with contextlib.suppress(StoreUnavailable):  # then the attempt stays taken: as before
+                await ctx.store.release_daily(*claim)
+        raise
+
+
+async def _admit(ctx: Context, entry: daily.Entry, day: str, player: str, match: str) -> Claim | None:
+    """Carry out an entry decision: claim the day's attempt (returned if taken now), or check that it is over."""
     if entry is daily.Entry.RANKED:
-        daily.check_claim(day, await ctx.store.claim_daily(day, player, match), match)
-    elif entry is daily.Entry.AFTER_ATTEMPT:
+        holder, taken = await ctx.store.claim_daily(day, player, match)
+        daily.check_claim(day, holder, match)
+        return Claim(day, player, match) if taken else None
+    if entry is daily.Entry.AFTER_ATTEMPT:
         attempt = await ctx.store.daily_attempt(day, player)
         over = attempt is None or await _attempt_over(ctx, attempt, player)
         daily.check_after_attempt(attempt, over)
+    return None
 
 
 async def _attempt_over(ctx: Context, attempt: str, player: str) -> bool:

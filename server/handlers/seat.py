@@ -36,11 +36,11 @@ RESUME_READ_PAUSES_S = (0.0, 0.01, 0.05, 0.2, 0.5)  # before each read of the lo
 async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
     seed = msg.seed or (str(msg.deal) if msg.deal is not None else secrets.token_hex(8))
     token = new_token()
-    code, day, ranked = new_code(), None, False
+    code, day, ranked, claim = new_code(), None, False, None
     if msg.rated and client.player is None:
         raise Refused(ErrorCode.BAD_KEY, "say hello first: a rated race rates who you are")
     if msg.daily:
-        day, seed, ranked = await daily.enter(ctx, client, msg, code)
+        day, seed, ranked, claim = await daily.enter(ctx, client, msg, code)
     events = Match.open(
         code,
         variant=msg.variant,
@@ -60,7 +60,8 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         rating=await _rating(ctx, client, msg.variant) if msg.rated else None,
     )
     try:
-        lm = await ctx.hub.open(events)
+        async with daily.given_back_if_refused(ctx, claim):
+            lm = await ctx.hub.open(events)
     except Conflict:  # one code in 25^8 is taken: ask again
         raise Refused(ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
     client.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
@@ -72,12 +73,13 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
 @routes.handles(p.Join)
 async def on_join(ctx: Context, client: Client, msg: p.Join) -> None:
     lm = await ctx.hub.get(msg.match)
-    await daily.join(ctx, client, lm.match)
+    claim = await daily.join(ctx, client, lm.match)
     token = new_token()
     player = client.player.id if client.player else None
     name = _name(client, msg.name)
     rating = await _rating(ctx, client, lm.match.variant) if lm.match.rated else None
-    events = await ctx.hub.execute(lm, lambda m: m.decide_join(name, token, player, ctx.clock(), rating))
+    async with daily.given_back_if_refused(ctx, claim):
+        events = await ctx.hub.execute(lm, lambda m: m.decide_join(name, token, player, ctx.clock(), rating))
     assert isinstance(events, list) and isinstance(events[0], SeatTaken)
     seat = events[0].seat
     client.send(p.Seated(type="joined", match=lm.match.id, seat=seat, token=token))

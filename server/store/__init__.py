@@ -144,8 +144,11 @@ class Store(Protocol):
     async def setting(self, key: str, fresh: str | None = None) -> str | None:
         """A stored value (the daily secret, a day's par); ``fresh`` is stored only if there is none."""
 
-    async def claim_daily(self, day: str, player: str, match: str) -> str:
-        """Take the day's one ranked attempt for ``match``; returns the match that holds it."""
+    async def claim_daily(self, day: str, player: str, match: str) -> tuple[str, bool]:
+        """Take the day's one ranked attempt for ``match``: the match that holds it, and whether this call took it."""
+
+    async def release_daily(self, day: str, player: str, match: str) -> None:
+        """Give the day's attempt back, if ``match`` holds it: the game it was taken for never got the player."""
 
     async def daily_attempt(self, day: str, player: str) -> str | None: ...
 

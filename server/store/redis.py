@@ -93,6 +93,10 @@ MIGRATION_WAIT_S = 2.0  # how long a script waits out its slot's migration (``Re
 SYNCED_TTL_MS = 60_000  # the marker written before a WAIT: only its replication matters
 FOLD_ATTEMPTS = 16  # a player's totals changed by another decision meanwhile: fold again
 
+RELEASE = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end
+"""  # a daily attempt given back: only by the match that holds it
+
 APPEND = """
 local events, meta, result = KEYS[1], KEYS[2], KEYS[3]
 local expected, n, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -223,6 +227,7 @@ class RedisStore:
         self._replicas = replicas
         self._append = client.register_script(APPEND)
         self._fold = client.register_script(FOLD)
+        self._release = client.register_script(RELEASE)
         self._shared = SharedData(self)
 
     @classmethod
@@ -489,10 +494,14 @@ class RedisStore:
         stored = await self.call(self._redis.get(f"grip:setting:{key}"))
         return None if stored is None else str(stored.decode())
 
-    async def claim_daily(self, day: str, player: str, match: str) -> str:
-        await self.call(self._redis.hsetnx(f"{daily_key(day)}:attempts", player, match))
+    async def claim_daily(self, day: str, player: str, match: str) -> tuple[str, bool]:
+        taken = await self.call(self._redis.hsetnx(f"{daily_key(day)}:attempts", player, match))
         await self.replicated(daily_key(day))
-        return await self.daily_attempt(day, player) or match
+        return await self.daily_attempt(day, player) or match, bool(taken)
+
+    async def release_daily(self, day: str, player: str, match: str) -> None:
+        await self.call(self._release(keys=[f"{daily_key(day)}:attempts"], args=[player, match]))
+        await self.replicated(daily_key(day))
 
     async def daily_attempt(self, day: str, player: str) -> str | None:
         held = await self.call(self._redis.hget(f"{daily_key(day)}:attempts", player))

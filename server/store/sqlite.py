@@ -441,11 +441,16 @@ class SqliteStore:
         row = self._db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    async def claim_daily(self, day: str, player: str, match: str) -> str:
-        self._db.execute(
+    async def claim_daily(self, day: str, player: str, match: str) -> tuple[str, bool]:
+        taken = self._db.execute(
             "INSERT OR IGNORE INTO daily_attempts (day, player, match) VALUES (?, ?, ?)", (day, player, match)
+        ).rowcount
+        return await self.daily_attempt(day, player) or match, taken == 1
+
+    async def release_daily(self, day: str, player: str, match: str) -> None:
+        self._db.execute(
+            "DELETE FROM daily_attempts WHERE day = ? AND player = ? AND match = ?", (day, player, match)
         )
-        return await self.daily_attempt(day, player) or match
 
     async def daily_attempt(self, day: str, player: str) -> str | None:
         row = self._db.execute(

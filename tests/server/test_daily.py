@@ -293,6 +293,30 @@ async def test_no_practice_of_the_days_deal_while_the_ranked_attempt_is_still_to
     await other_tab.request({"type": "join", "match": race["match"]}, "joined")
 
 
+async def test_a_join_the_match_refuses_gives_the_ranked_attempt_back(app: App) -> None:
+    """The attempt is claimed before the match decides the join; refused, the player keeps it for the day.
+
+    Here everyone left the ranked lobby before Bob's join reached it (as with
+    a seat taken meanwhile, the match refuses): Bob used to have no seat and
+    no attempt left, for the rest of the day.
+    """
+    ann, _ = await player(app, "Ann")
+    bob, _ = await player(app, "Bob")
+    created = await ann.request({"type": "create", "daily": True, "seats": 2}, "created")
+    await ann.send({"type": "leave"})
+    await ann.expect("lobby", seats=[])
+    refused = await bob.request({"type": "join", "match": created["match"]}, "error")
+    assert refused["code"] == "not_found"
+    assert (await bob.request({"type": "daily"}, "daily"))["attempt"] is None
+    own = await bob.request({"type": "create", "daily": True, "seats": 1, "ranked": True}, "created")
+    assert (await bob.expect("lobby"))["ranked"]
+    assert (await bob.request({"type": "daily"}, "daily"))["attempt"] == own["match"]
+    # refused with the attempt already his (a second tab joining his own lobby), he keeps it
+    other_tab, _ = await player(app, "Cid")
+    await other_tab.request({"type": "join", "match": own["match"]}, "error")
+    assert (await bob.request({"type": "daily"}, "daily"))["attempt"] == own["match"]
+
+
 async def test_one_player_cannot_take_both_seats(app: App) -> None:
     """Two tabs share one identity: the second is told to resume, not given the other seat."""
     ann, me = await player(app, "Ann")
