@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, cast
 from . import matchmaking
 from . import protocol as p
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
-from .handlers.records import clean_name
 from .handlers.seat import take_seat, unbind
 from .hub import new_code, new_token
 from .live import LiveMatch
@@ -42,6 +41,7 @@ from .match.events import CalledOff, CountdownStarted
 from .match.state import QuickRacer, hash_token
 from .retry import retry
 from .store import QueueEntry, shown_rating
+from .text import clean_name
 
 if TYPE_CHECKING:
     from .dispatch import Client, Context

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-import unicodedata
 
 from .. import daily, reach, stats
 from .. import protocol as p
@@ -14,23 +13,9 @@ from ..hub import new_token
 from ..match.state import hash_token
 from ..replay import verified_result
 from ..store import PlayerRecord
+from ..text import clean_name
 
 routes = Routes()
-
-
-def clean_name(raw: str | None, fallback: str = "Player") -> str:
-    """A display name with no markup and no invisible characters, at most 24 characters.
-
-    Unicode's "other" categories go along with the controls: bidi overrides
-    would let a name read backwards across a leaderboard line, zero-width
-    and soft-hyphen characters make a name that shows as nothing or as
-    someone else's (emoji joined by a zero-width joiner fall apart: a small
-    price).
-    """
-    text = unicodedata.normalize("NFC", raw or "")
-    text = "".join(ch for ch in text if ch not in "<>&\"'`" and unicodedata.category(ch)[0] != "C")
-    text = " ".join(text.split())[:24]
-    return text or fallback
 
 
 @routes.handles(p.Hello)

@@ -24,8 +24,8 @@ from ..match import Duplicate, Event, Match
 from ..match.events import SeatTaken
 from ..match.render import ack_again, missed_events, resumed, watching
 from ..store import shown_rating
+from ..text import clean_name, clean_seed
 from . import daily
-from .records import clean_name
 
 routes = Routes()
 
@@ -34,7 +34,8 @@ RESUME_READ_PAUSES_S = (0.0, 0.01, 0.05, 0.2, 0.5)  # before each read of the lo
 
 @routes.handles(p.Create)
 async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
-    seed = msg.seed or (str(msg.deal) if msg.deal is not None else secrets.token_hex(8))
+    chosen = clean_seed(msg.seed) if msg.seed is not None else None
+    seed = chosen or (str(msg.deal) if msg.deal is not None else secrets.token_hex(8))
     token = new_token()
     code, day, ranked, claim = new_code(), None, False, None
     if msg.rated and client.player is None:

@@ -27,17 +27,17 @@ rated exactly once, even when two processes run its follow-ups at once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, Protocol, get_args
+
+from redis.commands.core import AsyncScript
 
 from .. import ratings
 from ..errors import StoreUnavailable
 from ..protocol import LiveRace, Rated, Result, VariantName, now_ms
 from ..ratings import PlayerRating, RatingPoint
+from ..redis_link import Client
 from . import BoardPlace, QueueEntry
 from .waiting import kept_place
-
-if TYPE_CHECKING:
-    from .redis import RedisStore
 
 RATE_ATTEMPTS = 16  # a racer's rating changed by another race meanwhile: compute again
 PAIRED_TTL_S = 2 * 3600  # longer than a quick race's lobby, countdown, longest clock and grace
@@ -114,10 +114,24 @@ def live_key(part: str) -> str:
     return f"grip:live:{LIVE_TAG}:{part}"
 
 
+class Link(Protocol):
+    """What this needs of the Redis store (``RedisStore``), which holds a ``SharedData``."""
+
+    @property
+    def client(self) -> Client: ...
+
+    async def call(self, coro: Any) -> Any:
+        """Await a command; no answer is ``StoreUnavailable``."""
+
+    async def script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any: ...
+
+    async def replicated(self, key: str) -> None: ...
+
+
 class SharedData:
     """What the Redis store keeps for every process at once (module docstring)."""
 
-    def __init__(self, store: RedisStore) -> None:
+    def __init__(self, store: Link) -> None:
         self._store = store
         client = store.client
         self._rate = client.register_script(RATE)

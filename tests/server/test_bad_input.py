@@ -247,11 +247,32 @@ async def test_same_origin_only_by_default(app: App) -> None:
         ("\u200b", "Player"),  # zero-width: a name that shows as nothing
         ("Bo\u00adb \u2066x\u2069", "Bob x"),  # soft hyphen, bidi isolates
         ("  Zoë  ", "Zoë"),
+        ("\u3164\u3164", "Player"),  # Hangul fillers are letters that draw nothing
+        ("\u115f\u1160\uffa0 \u2800", "Player"),  # the other fillers, the Braille blank
+        ("\u0301" * 3 + "\ufe0f", "Player"),  # marks with no letter under them
+        ("Ann\u3164", "Ann"),
+        ("Z" + "\u0336" * 20 + "oe", "Z" + "\u0336" * 3 + "oe"),  # stacked marks: three a letter
+        ("Nguy\u1ec5n", "Nguy\u1ec5n"),  # a letter with its marks is kept
     ],
 )
 async def test_names_lose_markup_and_invisible_characters(app: App, sent: str, shown: str) -> None:
     c = await client(app)
     assert (await c.request({"type": "hello", "name": sent}, "welcome"))["name"] == shown
+    await c.send({"type": "create", "seed": "7", "name": sent})
+    assert (await c.expect("lobby"))["seats"][0]["name"] == shown  # a name given with a seat too
+
+
+async def test_a_chosen_seed_is_cleaned_like_a_name(app: App) -> None:
+    """Others see a chosen seed (with the result): it may not be invisible, nor read backwards."""
+    c = await client(app)
+    for seed in ("\u3164", "\u200b\u0301"):
+        refused = await c.request({"type": "create", "seed": seed}, "error")
+        assert refused["code"] == "bad_message"
+    await c.request({"type": "create", "seed": "12\u202e34\u3164", "seats": 1}, "created")
+    await c.send({"type": "ready"})
+    await c.expect("start")
+    await c.send({"type": "finish"})
+    assert (await c.expect("result"))["seed"] == "1234"
 
 
 @pytest.mark.parametrize(
