@@ -150,12 +150,34 @@ def test_server_errors_read_as_sentences(server_url: str, pages: Any) -> None:
     expect(page.locator('[role=alert] a[href*="/w/"]')).to_have_count(0)  # nothing there to watch
     page.goto(f"{server_url}r/ACDEFGHJ")  # no race has that code: not "it has to be finished first"
     expect(page.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")
-    # An identity this server does not know (another server's, say) is replaced without fuss.
+    # An identity this server does not know (another server's, say) is replaced (and the player told).
     page.evaluate("localStorage.setItem('grip:player', 'nobody-here'); localStorage.setItem('grip:key', 'x')")
     start_practice(page, server_url, "3")
     assert page.evaluate("localStorage.getItem('grip:player')") != "nobody-here"
     # Chromium logs the replay endpoint's 404 itself; that one is expected here.
     pages.errors[:] = [e for e in pages.errors if not ("/r/ACDEFGHJ" in e and "404" in e)]
+
+
+def test_an_identity_the_server_lost_is_replaced_under_its_name_and_the_player_told(
+    server_url: str, pages: Any
+) -> None:
+    """A store restored from an older copy (Redis rolled back) no longer knows the saved identity: ``bad_key``.
+
+    The page made a new one without a word (a player wondering where their
+    results went, with a fresh daily attempt), named "Player" unless a name
+    had been typed on this browser.
+    """
+    page = pages.new()
+    page.goto(server_url)
+    page.wait_for_function("window.__grip.net.online")  # its own welcome came: it stores nothing more
+    page.evaluate(
+        "localStorage.setItem('grip:player', 'lost-in-a-rollback'); localStorage.setItem('grip:key', 'k');"
+        "localStorage.setItem('grip:welcomed-name', 'Ada'); localStorage.removeItem('grip:name')"
+    )
+    page.reload()
+    expect(page.locator("#toast")).to_have_text(re.compile("did not recognise your saved player identity"))
+    assert page.evaluate("localStorage.getItem('grip:player')") != "lost-in-a-rollback"
+    assert page.evaluate("localStorage.getItem('grip:welcomed-name')") == "Ada"  # as the new welcome says
 
 
 def test_how_to_play_is_reachable_from_every_screen(server_url: str, pages: Any, shot: Any) -> None:

@@ -123,6 +123,7 @@ const net = new Net({
     if (screen && screen.onStatus) screen.onStatus(s);
   },
   onReconnect: () => screen && screen.onReconnect && screen.onReconnect(),
+  onNewIdentity: () => toast(t("new_identity"), "info"),
   onMessage: (msg) => {
     if (quickMessage(msg, context)) return;
     if (screen && screen.onMessage && screen.onMessage(msg)) return;

@@ -5,10 +5,11 @@
 const BACKOFF_MS = [300, 700, 1500, 3000, 5000, 8000];
 
 export class Net {
-  constructor({ onMessage, onStatus, onReconnect, name }) {
+  constructor({ onMessage, onStatus, onReconnect, onNewIdentity, name }) {
     this.onMessage = onMessage;
     this.onStatus = onStatus; // "connecting" | "online" | "offline"
     this.onReconnect = onReconnect;
+    this.onNewIdentity = onNewIdentity; // the saved identity was unknown: a new one was made
     this.name = name;
     this.ws = null;
     this.queue = [];
@@ -19,6 +20,7 @@ export class Net {
     this.stopped = false;
     this.timer = null;
     this.closing = false; // the server said it closes this connection (taken_over): no drop to show
+    this.renewed = false; // the saved identity was refused: the next welcome is a new one
   }
 
   url() {
@@ -51,19 +53,25 @@ export class Net {
         return;
       }
       if (msg.type === "error" && msg.code === "bad_key" && !this.welcomed) {
-        // The server does not know our saved identity (e.g. a fresh server): start a new one.
+        // The server does not know our saved identity (another server's, or a store restored from
+        // an older copy): start a new one under the old one's name, and say so (a new identity
+        // has none of the old one's results, and its own daily attempt).
         localStorage.removeItem("grip:player");
         localStorage.removeItem("grip:key");
         const hello = { type: "hello", v: 1 };
-        const name = this.name();
+        const name = this.name() || localStorage.getItem("grip:welcomed-name");
         if (name) hello.name = name;
         ws.send(JSON.stringify(hello));
+        this.renewed = true;
         return;
       }
       if (msg.type === "error" && msg.code === "taken_over") this.closing = true;
       if (msg.type === "welcome") {
         localStorage.setItem("grip:player", msg.player);
         localStorage.setItem("grip:key", msg.key);
+        localStorage.setItem("grip:welcomed-name", msg.name); // the identity's name, should it be lost
+        if (this.renewed) this.onNewIdentity();
+        this.renewed = false;
         this.shareHost = msg.share_host || null;
         const again = this.everOnline;
         this.welcomed = true;

@@ -20,6 +20,7 @@ export default {
     sound_off: "Ton: aus",
     reconnecting: "Verbindung verloren. Neu verbinden…",
     reconnected: "Wieder verbunden.",
+    new_identity: "Der Server kannte deine gespeicherte Spieler-Kennung nicht mehr; es wurde eine neue mit demselben Namen angelegt. Deine bisherigen Ergebnisse bleiben bei der alten.",
     loading: "Wird geladen…",
     home_title: "Spiel gegen eine Freundin oder einen Freund mit demselben Blatt",
     home_lead: "Beide bekommen genau dieselbe Mischung von Devil's Grip. Wer weniger Karten in Talon und Ablage übrig lässt, gewinnt.",

@@ -20,6 +20,7 @@ export default {
     sound_off: "Sound: off",
     reconnecting: "Connection lost. Reconnecting…",
     reconnected: "Connected again.",
+    new_identity: "The server did not recognise your saved player identity, so a new one was made with the same name; your earlier results stay with the old one.",
     loading: "Loading…",
     home_title: "Race a friend on the same deal",
     home_lead: "Two players get the very same shuffle of Devil's Grip. Whoever leaves fewer cards in the stock and waste wins.",

@@ -20,6 +20,7 @@ export default {
     sound_off: "Suono: no",
     reconnecting: "Connessione persa. Riconnessione…",
     reconnected: "Di nuovo connesso.",
+    new_identity: "Il server non ha riconosciuto la tua identità salvata: ne è stata creata una nuova con lo stesso nome. I risultati precedenti restano con quella vecchia.",
     loading: "Caricamento…",
     home_title: "Sfida un amico sulla stessa smazzata",
     home_lead: "Due giocatori ricevono lo stesso identico mescolamento di Devil's Grip. Vince chi lascia meno carte nel tallone e negli scarti.",

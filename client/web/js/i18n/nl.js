@@ -20,6 +20,7 @@ export default {
     sound_off: "Geluid: uit",
     reconnecting: "Verbinding verbroken. Opnieuw verbinden…",
     reconnected: "Weer verbonden.",
+    new_identity: "De server herkende je opgeslagen spelersidentiteit niet meer; er is een nieuwe met dezelfde naam gemaakt. Je eerdere resultaten blijven bij de oude.",
     loading: "Laden…",
     home_title: "Speel tegen een vriend met dezelfde kaarten",
     home_lead: "Twee spelers krijgen precies dezelfde schudding van Devil's Grip. Wie de minste kaarten in de stapel en de aflegstapel overhoudt, wint.",

@@ -20,6 +20,7 @@ export default {
     sound_off: "Som: desligado",
     reconnecting: "Ligação perdida. A ligar de novo…",
     reconnected: "Ligado de novo.",
+    new_identity: "O servidor não reconheceu a sua identidade guardada: foi criada uma nova com o mesmo nome. Os resultados anteriores ficam com a antiga.",
     loading: "A carregar…",
     home_title: "Desafie um amigo com as mesmas cartas",
     home_lead: "Os dois jogadores recebem exatamente o mesmo baralhamento de Devil's Grip. Ganha quem deixar menos cartas no monte e no descarte.",
