@@ -294,13 +294,18 @@ async def test_a_stored_log_that_does_not_replay_is_corrupt_not_try_again(
 
 
 @pytest.mark.parametrize("player", ["x:results", "a b", "{tag}", "", "ü" * 3, "A" * 65])
-async def test_a_player_id_of_another_form_is_refused_where_it_enters(app: App, player: str) -> None:
+@pytest.mark.parametrize("on", ["sqlite", "redis"])
+async def test_a_player_id_of_another_form_is_refused_where_it_enters(
+    make_app: MakeAppT, request: pytest.FixtureRequest, on: str, player: str
+) -> None:
     """It would name other store keys (on Redis, ``x:results`` met a sorted set: WRONGTYPE)."""
-    c = await client(app)
+    url = request.getfixturevalue("redis_url") if on == "redis" else None
+    c = await client(await make_app(store_url=url, bus_url=url) if url else await make_app())
     for frame in (
         {"type": "hello", "player": player, "key": "k"},
         {"type": "stats", "player": player},
         {"type": "history", "player": player},
+        {"type": "ratings", "player": player},
     ):
         assert (await error_for(c, frame))["code"] == "bad_message"
     await c.request({"type": "hello", "name": "Ann"}, "welcome")  # and the connection goes on
