@@ -8,6 +8,7 @@ what the text means (a batch of match events) is the hub's business.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Protocol
@@ -17,8 +18,8 @@ Handler = Callable[[str | None], None]  # None: messages may have been lost; cat
 log = logging.getLogger(__name__)
 
 
-def deliver(handler: Handler, channel: str, data: bytes) -> bool:
-    """Hand one message to its handler; False if that raised (it is logged, and told to catch up).
+def deliver(handler: Handler, channel: str, data: bytes | None) -> bool:
+    """Hand one message (None: "catch up") to its handler; False if that raised (logged, and told to catch up).
 
     A bus has one reading task per connection: an exception let out of it
     (a batch with an event kind this version does not know, during a rolling
@@ -26,15 +27,24 @@ def deliver(handler: Handler, channel: str, data: bytes) -> bool:
     message is skipped; the handler then reads what it missed from the store.
     """
     try:
-        handler(data.decode())
+        handler(None if data is None else data.decode())
     except Exception:
         log.exception("a message on %s could not be handled; catching up from the store", channel)
-        try:
-            handler(None)
-        except Exception:
-            log.exception("catching up %s failed too", channel)
+        if data is not None:
+            deliver(handler, channel, None)
         return False
     return True
+
+
+def reading(task: asyncio.Task[None]) -> asyncio.Task[None]:
+    """``task``, a bus's reading task, logged should it ever end by an exception (``healthy`` then says false)."""
+
+    def ended(done: asyncio.Task[None]) -> None:
+        if not done.cancelled() and done.exception() is not None:
+            log.error("a redis pub/sub reading task ended", exc_info=done.exception())
+
+    task.add_done_callback(ended)
+    return task
 
 
 class Bus(Protocol):

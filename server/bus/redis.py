@@ -15,7 +15,7 @@ import logging
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from . import Handler, deliver
+from . import Handler, deliver, reading
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class RedisBus:
             self._connected = False  # the reader resubscribes to every channel on reconnect
         self._subscribed.set()
         if self._reader is None:
-            self._reader = asyncio.create_task(self._read())
+            self._reader = reading(asyncio.create_task(self._read()))
 
     async def unsubscribe(self, channel: str) -> None:
         self._handlers.pop(channel, None)
@@ -67,8 +67,9 @@ class RedisBus:
                     await self._pubsub.ping()
                     self._connected, delay = True, 0.05
                     log.warning("redis pub/sub reconnected; catching up")
-                    for handler in list(self._handlers.values()):
-                        handler(None)
+                    for name, handler in list(self._handlers.items()):
+                        if not deliver(handler, name, None):
+                            self.failures += 1
                 message = await self._pubsub.get_message(timeout=1.0)
             except (RedisError, OSError):
                 if self._connected:

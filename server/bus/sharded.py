@@ -34,7 +34,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from ..redis_link import TIMEOUTS
-from . import Handler, deliver
+from . import Handler, deliver, reading
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class _Shard:
     async def add(self, channel: str) -> None:
         await self.pubsub.ssubscribe(channel)
         if self.reader is None:
-            self.reader = asyncio.create_task(self._read())
+            self.reader = reading(asyncio.create_task(self._read()))
 
     async def _read(self) -> None:
         while True:
@@ -160,8 +160,9 @@ class ShardedBus:
                 delay = min(delay * 2, 1.0)
         self._placed = True
         log.warning("redis sharded pub/sub subscribed again; catching up")
-        for handler in list(self.handlers.values()):
-            handler(None)
+        for channel, handler in list(self.handlers.items()):
+            if not deliver(handler, channel, None):
+                self.failures += 1
 
     async def close(self) -> None:
         if self._repair is not None:
