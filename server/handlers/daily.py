@@ -20,6 +20,14 @@ from ..store import BoardRow
 routes = Routes()
 
 
+class Claim(NamedTuple):
+    """A ranked attempt taken by this request (not one the player held already)."""
+
+    day: str
+    player: str
+    match: str
+
+
 async def enter(
     ctx: Context, client: Client, msg: p.Create, code: str
 ) -> tuple[str, str, bool, Claim | None]:
@@ -43,14 +51,6 @@ async def join(ctx: Context, client: Client, m: Match) -> Claim | None:
         player = daily.player_of(client.player.id if client.player else None)
         return await _admit(ctx, entry, m.daily, player, m.id)
     return None
-
-
-class Claim(NamedTuple):
-    """A ranked attempt taken by this request (not one the player held already)."""
-
-    day: str
-    player: str
-    match: str
 
 
 @contextlib.asynccontextmanager
