@@ -12,6 +12,7 @@ import mimetypes
 import re
 from collections.abc import Callable
 from http import HTTPStatus
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import ServerConnection
@@ -81,21 +82,31 @@ class Http:
 
     def _static(self, path: str) -> Response:
         root = self.settings.web_root.resolve()
-        rel = path.lstrip("/") or "index.html"
-        target = (root / rel).resolve()
-        if not target.is_relative_to(root):
-            return _response(404, b"not found\n", "text/plain")
+        target = _file_under(root, path.lstrip("/") or "index.html")
         status = 200
-        if not target.is_file() and PAGE_ROUTE.fullmatch(path):
+        if target is None and PAGE_ROUTE.fullmatch(path):
             target = root / "index.html"  # the page routes these itself (route() in client/web/js/app.js)
-        elif not target.is_file() and LOOKS_LIKE_A_PAGE.fullmatch(path):
+        elif target is None and LOOKS_LIKE_A_PAGE.fullmatch(path):
             target, status = root / "index.html", 404
-        if not target.is_file():
+        if target is None:
             return _response(404, b"not found\n", "text/plain")
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind == "application/javascript":
             kind += "; charset=utf-8"
         return _response(status, target.read_bytes(), kind)
+
+
+def _file_under(root: Path, rel: str) -> Path | None:
+    """The file ``rel`` names under ``root``, or None: outside it, missing, or no possible file name.
+
+    A NUL byte or a name longer than the file system allows (``ENAMETOOLONG``)
+    raises rather than answering "no such file": it is a 404 all the same.
+    """
+    try:
+        target = (root / rel).resolve()
+        return target if target.is_relative_to(root) and target.is_file() else None
+    except (OSError, ValueError):
+        return None
 
 
 def _response(status: int, body: bytes, content_type: str) -> Response:
