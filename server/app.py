@@ -141,7 +141,7 @@ class App:
         conn = Connection(ws, self.instance, self.settings, self.writes)
         self.connections.add(conn)
         try:
-            await read_frames(conn, self.dispatch, self.metrics.refused, self.settings.flood_limit)
+            await read_frames(conn, self.dispatch, self.metrics.refused)
         finally:
             self.connections.discard(conn)
             self.live_races.stop(conn)

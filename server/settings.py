@@ -22,7 +22,8 @@ class Settings:
     grace_ms: int = DEFAULT_GRACE_MS
     rate_per_s: float = 30.0
     burst: int = 60
-    flood_limit: int = 200  # frames refused in a row before the connection is closed
+    flood_limit: int = 200  # frames refused within flood_window_s past which the connection is closed
+    flood_window_s: float = 10.0
     sweep_s: float = 30.0
     # Quick races: how often this process looks for pairs while it holds the queue's lease
     # (sooner when someone joins); 0: it never pairs (others do; tests stage a queue so).
