@@ -65,6 +65,7 @@ class App:
         self.metrics = Metrics(self.connections, self.hub)
         self.http = Http(settings, store, bus, self.metrics, clock)
         self.server: Server | None = None
+        self.operator: Server | None = None  # the --metrics address's listener
         self._upkeep: list[asyncio.Task[None]] = []
 
     # ------------------------------------------------------------ serving
@@ -80,6 +81,13 @@ class App:
             compression=None,  # deflate costs ~100 KiB a connection for frames this small
             server_header=None,
         )
+        if self.settings.metrics is not None:
+            self.operator = await serve(
+                _no_websocket,
+                *self.settings.metrics,
+                process_request=self.http.operator_request,
+                server_header=None,
+            )
         await self.liveness.beat()  # before the others could wonder
         await self.liveness.adopt_orphans()  # embedded: every race its previous run left, timers and all
         await self.quick.subscribe()
@@ -114,6 +122,9 @@ class App:
                 p.Error(code=ErrorCode.UNAVAILABLE, message="the server is shutting down; reconnect soon")
             )
             conn.close(CLOSE_GOING_AWAY, "server shutting down")
+        if self.operator is not None:
+            self.operator.close()
+            await self.operator.wait_closed()
         if self.server is not None:
             self.server.close(close_connections=False)
             try:
@@ -178,6 +189,10 @@ def rejected(client: Client, seq: int, code: ErrorCode, text: str) -> p.Rejected
     if client.version == 1:
         return p.Rejected(seq=seq, code=code, message=text, view=view)
     return p.RejectedV2(seq=seq, code=code, message=text, view=view, last_seq=last_seq if view else None)
+
+
+async def _no_websocket(ws: ServerConnection) -> None:
+    """Never called: the operator's address answers every request over HTTP (``Http.operator_request``)."""
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

@@ -2,11 +2,16 @@
 
 Everything but a WebSocket upgrade is answered here, before websockets
 would (``process_request``). An upgrade is let through only from an allowed
-page origin: a page elsewhere must not play with its visitor's identity.
+page (server/origins.py): a page elsewhere must not play with its visitor's
+identity. ``/metrics`` is the operator's: on the ``--metrics`` address when
+there is one (``operator_request``), else on this port to this machine only.
+Every answer says the page runs only its own scripts and styles, talks only
+to its own server and is never framed (``SECURITY_HEADERS``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import mimetypes
 import re
@@ -23,6 +28,7 @@ from . import protocol as p
 from .bus import Bus
 from .engine.variants import describe as describe_variants
 from .metrics import Metrics
+from .origins import PageCheck
 from .replay import replay_json
 from .settings import Settings
 from .store import Store
@@ -35,6 +41,12 @@ PAGE_ROUTE = re.compile(
 #: Paths that look like one of the page's (no file extension) but that it cannot show: the page
 #: still comes, with status 404, and says so with a way home.
 LOOKS_LIKE_A_PAGE = re.compile(r"(/[^/.]*)*/?")
+#: The page's Content-Security-Policy (deploy/nginx.conf sends the same with the files it serves).
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = (("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"))
 VARIANTS_JSON = json.dumps({"variants": describe_variants()}, separators=(",", ":")).encode()
 
 
@@ -47,18 +59,19 @@ class Http:
         self.bus = bus
         self.metrics = metrics
         self.clock = clock
+        self.pages = PageCheck(settings)
 
     async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """The answer to a plain HTTP request; None lets a WebSocket upgrade through."""
         if request.headers.get("Upgrade", "").lower() == "websocket":
-            if not self._origin_ok(request):
+            if not self.pages.allows(request.headers.get("Origin"), request.headers.get("Host")):
                 return connection.respond(403, "origin not allowed\n")
             return None
         path = urlsplit(request.path).path
         if path == "/healthz":
             return await self._healthz()
-        if path == "/metrics":
-            return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path == "/metrics" and self.settings.metrics is None and _loopback(connection):
+            return self._metrics()
         if path == "/api/variants":
             return _response(200, VARIANTS_JSON, "application/json")
         if path.startswith("/api/replay/"):
@@ -66,13 +79,17 @@ class Http:
             return _response(status, body, "application/json")
         return self._static(path)
 
-    def _origin_ok(self, request: Request) -> bool:
-        origin = request.headers.get("Origin")
-        if origin is None:
-            return True  # not a browser: no cross-site hijacking to guard against
-        if self.settings.origins:
-            return origin in self.settings.origins
-        return urlsplit(origin).netloc == request.headers.get("Host")
+    async def operator_request(self, connection: ServerConnection, request: Request) -> Response:
+        """The ``--metrics`` address: ``/metrics`` and ``/healthz``, nothing else (no WebSocket)."""
+        path = urlsplit(request.path).path
+        if path == "/metrics":
+            return self._metrics()
+        if path == "/healthz":
+            return await self._healthz()
+        return _response(404, b"not found\n", "text/plain")
+
+    def _metrics(self) -> Response:
+        return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
 
     async def _healthz(self) -> Response:
         status = {"bus": bool(self.bus.healthy), "store": await self.store.ping()}
@@ -109,7 +126,15 @@ def _file_under(root: Path, rel: str) -> Path | None:
         return None
 
 
+def _loopback(connection: ServerConnection) -> bool:
+    """Whether the request came from this machine (a proxy here counts: deploy/nginx.conf keeps /metrics)."""
+    ip = ipaddress.ip_address(connection.remote_address[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
 def _response(status: int, body: bytes, content_type: str) -> Response:
-    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body))), *SECURITY_HEADERS])
     headers["Cache-Control"] = "no-cache"
     return Response(status, HTTPStatus(status).phrase, headers, body)

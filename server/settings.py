@@ -19,6 +19,8 @@ class Settings:
     bus_url: str = "memory://"
     redis_replicas: int = 0  # Redis replicas that must have a write before it is acknowledged
     origins: tuple[str, ...] = ()  # empty: same-origin pages and non-browser clients only
+    host_names: tuple[str, ...] = ()  # DNS names browsers reach this server by (server/origins.py)
+    metrics: tuple[str, int] | None = None  # the operator's address for /metrics; None: loopback only
     grace_ms: int = DEFAULT_GRACE_MS
     rate_per_s: float = 30.0
     burst: int = 60
