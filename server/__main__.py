@@ -57,6 +57,20 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         type=_address,
         help="serve /metrics on this operator address only (default: on --port, to this machine only)",
     )
+    ap.add_argument(
+        "--max-per-address",
+        type=int,
+        default=64,
+        metavar="N",
+        help="WebSockets one client address may hold at once (0: no cap)",
+    )
+    ap.add_argument(
+        "--proxy",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="a proxy in front (repeatable): connections from it count for its X-Real-IP",
+    )
     ap.add_argument("--grace-s", type=float, default=60.0, help="how long a dropped player may stay away")
     ap.add_argument("--rate", type=float, default=30.0, help="messages a second per connection")
     ap.add_argument("--open", action="store_true", help="open the game in a browser once listening")
@@ -77,6 +91,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         origins=tuple(args.origin),
         host_names=tuple(args.host_name),
         metrics=args.metrics,
+        max_per_address=args.max_per_address,
+        proxies=tuple(args.proxy),
         grace_ms=int(args.grace_s * 1000),
         rate_per_s=args.rate,
         burst=max(10, int(args.rate * 2)),

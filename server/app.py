@@ -21,11 +21,12 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import handlers
 from . import protocol as p
+from .addresses import PerAddress
 from .bus import Bus, open_bus
 from .dispatch import Client
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .handlers.ratings import RatingNews
-from .http import Http
+from .http import TOO_MANY_CONNECTIONS, Http
 from .hub import Hub
 from .live_races import LiveRaces
 from .liveness import Liveness
@@ -35,7 +36,7 @@ from .quick import QuickRaces
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
-from .transport import Connection, WriteBatch, read_frames
+from .transport import CLOSE_POLICY, Connection, WriteBatch, read_frames
 
 log = logging.getLogger(__name__)
 #: A lobby never started is deleted from the store this long after it opened (as Redis lets
@@ -63,7 +64,10 @@ class App:
         self.connections: set[Connection] = set()
         self.writes = WriteBatch()  # the frames of one turn of the loop, one write per connection
         self.metrics = Metrics(self.connections, self.hub)
-        self.http = Http(settings, store, bus, self.metrics, clock)
+        self.addresses = PerAddress(
+            settings.max_per_address, settings.identities_per_hour, settings.identity_burst
+        )
+        self.http = Http(settings, store, bus, self.metrics, clock, self.addresses)
         self.server: Server | None = None
         self.operator: Server | None = None  # the --metrics address's listener
         self._upkeep: list[asyncio.Task[None]] = []
@@ -143,6 +147,7 @@ class App:
         while True:
             await asyncio.sleep(self.settings.sweep_s)
             self.hub.sweep()
+            self.addresses.forget_idle(self.clock() / 1000)
             with contextlib.suppress(StoreUnavailable):  # the next sweep tries again
                 await self.store.forget_lobbies(self.clock() - FORGET_LOBBIES_AFTER_MS)
 
@@ -150,11 +155,17 @@ class App:
 
     async def handle(self, ws: ServerConnection) -> None:
         conn = Connection(ws, self.instance, self.settings, self.writes)
+        if not self.addresses.opened(conn.id, self.http.client_key(ws, ws.request)):
+            # Opened alongside others from its address since its handshake was let through.
+            await ws.close(CLOSE_POLICY, TOO_MANY_CONNECTIONS)
+            await conn.stop_writing()
+            return
         self.connections.add(conn)
         try:
             await read_frames(conn, self.dispatch, self.metrics.refused)
         finally:
             self.connections.discard(conn)
+            self.addresses.closed(conn.id)
             self.live_races.stop(conn)
             await self.quick.leave(conn)
             await handlers.seat.unbind(self, conn)

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import protocol as p
+from .addresses import PerAddress
 from .errors import GripError
 from .hub import Hub
 from .live import LiveMatch, Peer
@@ -45,6 +46,7 @@ class Context(Protocol):
     settings: Settings
     store: Store
     hub: Hub
+    addresses: PerAddress
     solving: Solving
     metrics: Metrics
     quick: QuickRaces

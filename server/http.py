@@ -25,6 +25,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from . import protocol as p
+from .addresses import PerAddress, client_key
 from .bus import Bus
 from .engine.variants import describe as describe_variants
 from .metrics import Metrics
@@ -47,12 +48,19 @@ CSP = (
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = (("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"))
+TOO_MANY_CONNECTIONS = "too many connections from your address"
 VARIANTS_JSON = json.dumps({"variants": describe_variants()}, separators=(",", ":")).encode()
 
 
 class Http:
     def __init__(
-        self, settings: Settings, store: Store, bus: Bus, metrics: Metrics, clock: Callable[[], int]
+        self,
+        settings: Settings,
+        store: Store,
+        bus: Bus,
+        metrics: Metrics,
+        clock: Callable[[], int],
+        addresses: PerAddress,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -60,12 +68,15 @@ class Http:
         self.metrics = metrics
         self.clock = clock
         self.pages = PageCheck(settings)
+        self.addresses = addresses
 
     async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """The answer to a plain HTTP request; None lets a WebSocket upgrade through."""
         if request.headers.get("Upgrade", "").lower() == "websocket":
             if not self.pages.allows(request.headers.get("Origin"), request.headers.get("Host")):
                 return connection.respond(403, "origin not allowed\n")
+            if self.addresses.full(self.client_key(connection, request)):
+                return connection.respond(429, TOO_MANY_CONNECTIONS + "\n")
             return None
         path = urlsplit(request.path).path
         if path == "/healthz":
@@ -78,6 +89,11 @@ class Http:
             status, body = await replay_json(self.store, path, self.clock())
             return _response(status, body, "application/json")
         return self._static(path)
+
+    def client_key(self, connection: ServerConnection, request: Request | None) -> str | None:
+        """Whom the connection counts for (server/addresses.py)."""
+        headers = request.headers if request is not None else Headers()
+        return client_key(str(connection.remote_address[0]), headers, self.settings.proxies)
 
     async def operator_request(self, connection: ServerConnection, request: Request) -> Response:
         """The ``--metrics`` address: ``/metrics`` and ``/healthz``, nothing else (no WebSocket)."""

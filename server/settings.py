@@ -27,6 +27,11 @@ class Settings:
     flood_limit: int = 200  # frames refused within flood_window_s past which the connection is closed
     flood_window_s: float = 10.0
     sweep_s: float = 30.0
+    # Per client address (server/addresses.py): WebSockets at once (0: no cap), new identities.
+    max_per_address: int = 64
+    identities_per_hour: float = 30.0
+    identity_burst: int = 20
+    proxies: tuple[str, ...] = ()  # addresses (CIDR) whose X-Real-IP names the client
     # Quick races: how often this process looks for pairs while it holds the queue's lease
     # (sooner when someone joins); 0: it never pairs (others do; tests stage a queue so).
     quick_pair_every_s: float = 0.5
