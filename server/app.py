@@ -67,6 +67,7 @@ class App:
         self.addresses = PerAddress(
             settings.max_per_address, settings.identities_per_hour, settings.identity_burst
         )
+        self.lobbies: dict[str, tuple[str, str]] = {}  # the lobby each creator made last (handlers/seat.py)
         self.http = Http(settings, store, bus, self.metrics, clock, self.addresses)
         self.server: Server | None = None
         self.operator: Server | None = None  # the --metrics address's listener
@@ -148,6 +149,7 @@ class App:
             await asyncio.sleep(self.settings.sweep_s)
             self.hub.sweep()
             self.addresses.forget_idle(self.clock() / 1000)
+            self.lobbies = {k: v for k, v in self.lobbies.items() if v[0] in self.hub.live}
             with contextlib.suppress(StoreUnavailable):  # the next sweep tries again
                 await self.store.forget_lobbies(self.clock() - FORGET_LOBBIES_AFTER_MS)
 

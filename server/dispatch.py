@@ -47,6 +47,9 @@ class Context(Protocol):
     store: Store
     hub: Hub
     addresses: PerAddress
+    lobbies: dict[
+        str, tuple[str, str]
+    ]  # creator (player id, else connection id) -> their last lobby, token hash
     solving: Solving
     metrics: Metrics
     quick: QuickRaces
