@@ -28,6 +28,17 @@ class Verdict(Enum):
 
 
 class FrameRate:
+    __slots__ = (
+        "allowance",
+        "burst",
+        "limit",
+        "rate",
+        "stamp",
+        "told_at",
+        "tokens",
+        "window_s",
+    )  # one a connection
+
     def __init__(self, rate: float, burst: int, limit: int, window_s: float, now: float) -> None:
         self.rate, self.burst = rate, burst
         self.tokens = float(burst)
