@@ -28,16 +28,17 @@ class Verdict(Enum):
 
 
 class FrameRate:
+    # One a connection: no __dict__.
     __slots__ = (
         "allowance",
         "burst",
         "limit",
         "rate",
         "stamp",
-        "told_at",
         "tokens",
+        "told_at",
         "window_s",
-    )  # one a connection
+    )
 
     def __init__(self, rate: float, burst: int, limit: int, window_s: float, now: float) -> None:
         self.rate, self.burst = rate, burst
