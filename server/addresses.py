@@ -24,11 +24,11 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 def client_key(peer: str, headers: Headers, proxies: Sequence[str]) -> str | None:
     """Whom a connection from ``peer`` counts for: its address (IPv6: its /64); None for this machine."""
-    ip = _ip(peer)
+    ip = parse_ip(peer)
     if ip is None:
         return None
     if any(ip in ipaddress.ip_network(net, strict=False) for net in proxies):
-        real = _ip(headers.get("X-Real-IP", ""))
+        real = parse_ip(headers.get("X-Real-IP", ""))
         if real is None:
             return None  # the proxy's own request (a health check)
         ip = real
@@ -39,7 +39,8 @@ def client_key(peer: str, headers: Headers, proxies: Sequence[str]) -> str | Non
     return str(ip)
 
 
-def _ip(text: str) -> IPAddress | None:
+def parse_ip(text: str) -> IPAddress | None:
+    """An address (IPv4 written as IPv6, ``::ffff:a.b.c.d``, as IPv4), or None for anything else."""
     try:
         ip = ipaddress.ip_address(text.strip())
     except ValueError:

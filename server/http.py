@@ -11,7 +11,6 @@ to its own server and is never framed (``SECURITY_HEADERS``).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import mimetypes
 import re
@@ -25,7 +24,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from . import protocol as p
-from .addresses import PerAddress, client_key
+from .addresses import PerAddress, client_key, parse_ip
 from .bus import Bus
 from .engine.variants import describe as describe_variants
 from .metrics import Metrics
@@ -144,10 +143,8 @@ def _file_under(root: Path, rel: str) -> Path | None:
 
 def _loopback(connection: ServerConnection) -> bool:
     """Whether the request came from this machine (a proxy here counts: deploy/nginx.conf keeps /metrics)."""
-    ip = ipaddress.ip_address(connection.remote_address[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback
+    ip = parse_ip(str(connection.remote_address[0]))
+    return ip is not None and ip.is_loopback
 
 
 def _response(status: int, body: bytes, content_type: str) -> Response:
