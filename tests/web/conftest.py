@@ -110,8 +110,12 @@ class Pages:
         self.pages: list[Any] = []
         self.allowed_toasts: set[str] = set()
 
-    def new(self, *, width: int = 1200, height: int = 860, locale: str = "en-US") -> Any:
-        context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+    def new(
+        self, *, width: int = 1200, height: int = 860, locale: str = "en-US", bypass_csp: bool = False
+    ) -> Any:
+        context = self.browser.new_context(
+            viewport={"width": width, "height": height}, locale=locale, bypass_csp=bypass_csp
+        )
         context.set_default_timeout(TIMEOUT_MS)
         context.set_default_navigation_timeout(2 * TIMEOUT_MS)
         context.add_init_script(WATCH_CSP)
