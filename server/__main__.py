@@ -43,6 +43,34 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         help="acknowledge a write only once N Redis replicas have it (WAIT)",
     )
     ap.add_argument("--origin", action="append", default=[], help="allowed page origin (repeatable)")
+    ap.add_argument(
+        "--host-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a DNS name browsers reach this server by (repeatable; localhost, addresses and "
+        "the --origin hosts need none)",
+    )
+    ap.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        type=_address,
+        help="serve /metrics on this operator address only (default: on --port, to this machine only)",
+    )
+    ap.add_argument(
+        "--max-per-address",
+        type=int,
+        default=64,
+        metavar="N",
+        help="WebSockets one client address may hold at once (0: no cap)",
+    )
+    ap.add_argument(
+        "--proxy",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="a proxy in front (repeatable): connections from it count for its X-Real-IP",
+    )
     ap.add_argument("--grace-s", type=float, default=60.0, help="how long a dropped player may stay away")
     ap.add_argument("--rate", type=float, default=30.0, help="messages a second per connection")
     ap.add_argument("--open", action="store_true", help="open the game in a browser once listening")
@@ -61,11 +89,23 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         bus_url=args.redis or "memory://",
         redis_replicas=args.redis_replicas,
         origins=tuple(args.origin),
+        host_names=tuple(args.host_name),
+        metrics=args.metrics,
+        max_per_address=args.max_per_address,
+        proxies=tuple(args.proxy),
         grace_ms=int(args.grace_s * 1000),
         rate_per_s=args.rate,
         burst=max(10, int(args.rate * 2)),
     )
     return settings, args.open
+
+
+def _address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:9100`` for IPv6) as a listening address."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
 
 
 #: A full collection of cyclic garbage this often, or sooner once this many

@@ -21,11 +21,12 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import handlers
 from . import protocol as p
+from .addresses import PerAddress
 from .bus import Bus, open_bus
 from .dispatch import Client
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .handlers.ratings import RatingNews
-from .http import Http
+from .http import TOO_MANY_CONNECTIONS, Http
 from .hub import Hub
 from .live_races import LiveRaces
 from .liveness import Liveness
@@ -35,7 +36,7 @@ from .quick import QuickRaces
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
-from .transport import Connection, WriteBatch, read_frames
+from .transport import CLOSE_POLICY, Connection, WriteBatch, read_frames
 
 log = logging.getLogger(__name__)
 #: A lobby never started is deleted from the store this long after it opened (as Redis lets
@@ -63,8 +64,13 @@ class App:
         self.connections: set[Connection] = set()
         self.writes = WriteBatch()  # the frames of one turn of the loop, one write per connection
         self.metrics = Metrics(self.connections, self.hub)
-        self.http = Http(settings, store, bus, self.metrics, clock)
+        self.addresses = PerAddress(
+            settings.max_per_address, settings.identities_per_hour, settings.identity_burst
+        )
+        self.lobbies: dict[str, tuple[str, str]] = {}  # the lobby each creator made last (handlers/seat.py)
+        self.http = Http(settings, store, bus, self.metrics, clock, self.addresses)
         self.server: Server | None = None
+        self.operator: Server | None = None  # the --metrics address's listener
         self._upkeep: list[asyncio.Task[None]] = []
 
     # ------------------------------------------------------------ serving
@@ -80,6 +86,13 @@ class App:
             compression=None,  # deflate costs ~100 KiB a connection for frames this small
             server_header=None,
         )
+        if self.settings.metrics is not None:
+            self.operator = await serve(
+                _no_websocket,
+                *self.settings.metrics,
+                process_request=self.http.operator_request,
+                server_header=None,
+            )
         await self.liveness.beat()  # before the others could wonder
         await self.liveness.adopt_orphans()  # embedded: every race its previous run left, timers and all
         await self.quick.subscribe()
@@ -114,6 +127,9 @@ class App:
                 p.Error(code=ErrorCode.UNAVAILABLE, message="the server is shutting down; reconnect soon")
             )
             conn.close(CLOSE_GOING_AWAY, "server shutting down")
+        if self.operator is not None:
+            self.operator.close()
+            await self.operator.wait_closed()
         if self.server is not None:
             self.server.close(close_connections=False)
             try:
@@ -132,6 +148,8 @@ class App:
         while True:
             await asyncio.sleep(self.settings.sweep_s)
             self.hub.sweep()
+            self.addresses.forget_idle(self.clock() / 1000)
+            self.lobbies = {k: v for k, v in self.lobbies.items() if v[0] in self.hub.live}
             with contextlib.suppress(StoreUnavailable):  # the next sweep tries again
                 await self.store.forget_lobbies(self.clock() - FORGET_LOBBIES_AFTER_MS)
 
@@ -139,11 +157,17 @@ class App:
 
     async def handle(self, ws: ServerConnection) -> None:
         conn = Connection(ws, self.instance, self.settings, self.writes)
+        if not self.addresses.opened(conn.id, self.http.client_key(ws, ws.request)):
+            # Opened alongside others from its address since its handshake was let through.
+            await ws.close(CLOSE_POLICY, TOO_MANY_CONNECTIONS)
+            await conn.stop_writing()
+            return
         self.connections.add(conn)
         try:
-            await read_frames(conn, self.dispatch, self.metrics.refused, self.settings.flood_limit)
+            await read_frames(conn, self.dispatch, self.metrics.refused)
         finally:
             self.connections.discard(conn)
+            self.addresses.closed(conn.id)
             self.live_races.stop(conn)
             await self.quick.leave(conn)
             await handlers.seat.unbind(self, conn)
@@ -178,6 +202,10 @@ def rejected(client: Client, seq: int, code: ErrorCode, text: str) -> p.Rejected
     if client.version == 1:
         return p.Rejected(seq=seq, code=code, message=text, view=view)
     return p.RejectedV2(seq=seq, code=code, message=text, view=view, last_seq=last_seq if view else None)
+
+
+async def _no_websocket(ws: ServerConnection) -> None:
+    """Never called: the operator's address answers every request over HTTP (``Http.operator_request``)."""
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

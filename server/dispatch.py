@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import protocol as p
+from .addresses import PerAddress
 from .errors import GripError
 from .hub import Hub
 from .live import LiveMatch, Peer
@@ -45,6 +46,10 @@ class Context(Protocol):
     settings: Settings
     store: Store
     hub: Hub
+    addresses: PerAddress
+    lobbies: dict[
+        str, tuple[str, str]
+    ]  # creator (player id, else connection id) -> their last lobby, token hash
     solving: Solving
     metrics: Metrics
     quick: QuickRaces

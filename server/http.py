@@ -2,7 +2,11 @@
 
 Everything but a WebSocket upgrade is answered here, before websockets
 would (``process_request``). An upgrade is let through only from an allowed
-page origin: a page elsewhere must not play with its visitor's identity.
+page (server/origins.py): a page elsewhere must not play with its visitor's
+identity. ``/metrics`` is the operator's: on the ``--metrics`` address when
+there is one (``operator_request``), else on this port to this machine only.
+Every answer says the page runs only its own scripts and styles, talks only
+to its own server and is never framed (``SECURITY_HEADERS``).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import mimetypes
 import re
 from collections.abc import Callable
 from http import HTTPStatus
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import ServerConnection
@@ -19,9 +24,11 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from . import protocol as p
+from .addresses import PerAddress, client_key, parse_ip
 from .bus import Bus
 from .engine.variants import describe as describe_variants
 from .metrics import Metrics
+from .origins import PageCheck
 from .replay import replay_json
 from .settings import Settings
 from .store import Store
@@ -34,30 +41,47 @@ PAGE_ROUTE = re.compile(
 #: Paths that look like one of the page's (no file extension) but that it cannot show: the page
 #: still comes, with status 404, and says so with a way home.
 LOOKS_LIKE_A_PAGE = re.compile(r"(/[^/.]*)*/?")
+#: The page's Content-Security-Policy (deploy/nginx.conf sends the same with the files it serves).
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = (("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"))
+TOO_MANY_CONNECTIONS = "too many connections from your address"
 VARIANTS_JSON = json.dumps({"variants": describe_variants()}, separators=(",", ":")).encode()
 
 
 class Http:
     def __init__(
-        self, settings: Settings, store: Store, bus: Bus, metrics: Metrics, clock: Callable[[], int]
+        self,
+        settings: Settings,
+        store: Store,
+        bus: Bus,
+        metrics: Metrics,
+        clock: Callable[[], int],
+        addresses: PerAddress,
     ) -> None:
         self.settings = settings
         self.store = store
         self.bus = bus
         self.metrics = metrics
         self.clock = clock
+        self.pages = PageCheck(settings)
+        self.addresses = addresses
 
     async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """The answer to a plain HTTP request; None lets a WebSocket upgrade through."""
         if request.headers.get("Upgrade", "").lower() == "websocket":
-            if not self._origin_ok(request):
+            if not self.pages.allows(request.headers.get("Origin"), request.headers.get("Host")):
                 return connection.respond(403, "origin not allowed\n")
+            if self.addresses.full(self.client_key(connection, request)):
+                return connection.respond(429, TOO_MANY_CONNECTIONS + "\n")
             return None
         path = urlsplit(request.path).path
         if path == "/healthz":
             return await self._healthz()
-        if path == "/metrics":
-            return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path == "/metrics" and self.settings.metrics is None and _loopback(connection):
+            return self._metrics()
         if path == "/api/variants":
             return _response(200, VARIANTS_JSON, "application/json")
         if path.startswith("/api/replay/"):
@@ -65,13 +89,22 @@ class Http:
             return _response(status, body, "application/json")
         return self._static(path)
 
-    def _origin_ok(self, request: Request) -> bool:
-        origin = request.headers.get("Origin")
-        if origin is None:
-            return True  # not a browser: no cross-site hijacking to guard against
-        if self.settings.origins:
-            return origin in self.settings.origins
-        return urlsplit(origin).netloc == request.headers.get("Host")
+    def client_key(self, connection: ServerConnection, request: Request | None) -> str | None:
+        """Whom the connection counts for (server/addresses.py)."""
+        headers = request.headers if request is not None else Headers()
+        return client_key(str(connection.remote_address[0]), headers, self.settings.proxies)
+
+    async def operator_request(self, connection: ServerConnection, request: Request) -> Response:
+        """The ``--metrics`` address: ``/metrics`` and ``/healthz``, nothing else (no WebSocket)."""
+        path = urlsplit(request.path).path
+        if path == "/metrics":
+            return self._metrics()
+        if path == "/healthz":
+            return await self._healthz()
+        return _response(404, b"not found\n", "text/plain")
+
+    def _metrics(self) -> Response:
+        return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
 
     async def _healthz(self) -> Response:
         status = {"bus": bool(self.bus.healthy), "store": await self.store.ping()}
@@ -81,16 +114,13 @@ class Http:
 
     def _static(self, path: str) -> Response:
         root = self.settings.web_root.resolve()
-        rel = path.lstrip("/") or "index.html"
-        target = (root / rel).resolve()
-        if not target.is_relative_to(root):
-            return _response(404, b"not found\n", "text/plain")
+        target = _file_under(root, path.lstrip("/") or "index.html")
         status = 200
-        if not target.is_file() and PAGE_ROUTE.fullmatch(path):
+        if target is None and PAGE_ROUTE.fullmatch(path):
             target = root / "index.html"  # the page routes these itself (route() in client/web/js/app.js)
-        elif not target.is_file() and LOOKS_LIKE_A_PAGE.fullmatch(path):
+        elif target is None and LOOKS_LIKE_A_PAGE.fullmatch(path):
             target, status = root / "index.html", 404
-        if not target.is_file():
+        if target is None:
             return _response(404, b"not found\n", "text/plain")
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind == "application/javascript":
@@ -98,7 +128,26 @@ class Http:
         return _response(status, target.read_bytes(), kind)
 
 
+def _file_under(root: Path, rel: str) -> Path | None:
+    """The file ``rel`` names under ``root``, or None: outside it, missing, or no possible file name.
+
+    A NUL byte or a name longer than the file system allows (``ENAMETOOLONG``)
+    raises rather than answering "no such file": it is a 404 all the same.
+    """
+    try:
+        target = (root / rel).resolve()
+        return target if target.is_relative_to(root) and target.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _loopback(connection: ServerConnection) -> bool:
+    """Whether the request came from this machine (a proxy here counts: deploy/nginx.conf keeps /metrics)."""
+    ip = parse_ip(str(connection.remote_address[0]))
+    return ip is not None and ip.is_loopback
+
+
 def _response(status: int, body: bytes, content_type: str) -> Response:
-    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body))), *SECURITY_HEADERS])
     headers["Cache-Control"] = "no-cache"
     return Response(status, HTTPStatus(status).phrase, headers, body)

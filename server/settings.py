@@ -19,11 +19,19 @@ class Settings:
     bus_url: str = "memory://"
     redis_replicas: int = 0  # Redis replicas that must have a write before it is acknowledged
     origins: tuple[str, ...] = ()  # empty: same-origin pages and non-browser clients only
+    host_names: tuple[str, ...] = ()  # DNS names browsers reach this server by (server/origins.py)
+    metrics: tuple[str, int] | None = None  # the operator's address for /metrics; None: loopback only
     grace_ms: int = DEFAULT_GRACE_MS
     rate_per_s: float = 30.0
     burst: int = 60
-    flood_limit: int = 200  # frames refused in a row before the connection is closed
+    flood_limit: int = 200  # frames refused within flood_window_s past which the connection is closed
+    flood_window_s: float = 10.0
     sweep_s: float = 30.0
+    # Per client address (server/addresses.py): WebSockets at once (0: no cap), new identities.
+    max_per_address: int = 64
+    identities_per_hour: float = 30.0
+    identity_burst: int = 20
+    proxies: tuple[str, ...] = ()  # addresses (CIDR) whose X-Real-IP names the client
     # Quick races: how often this process looks for pairs while it holds the queue's lease
     # (sooner when someone joins); 0: it never pairs (others do; tests stage a queue so).
     quick_pair_every_s: float = 0.5

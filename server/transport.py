@@ -22,6 +22,7 @@ from websockets.protocol import State
 
 from . import protocol as p
 from .errors import ErrorCode, Refused
+from .flood import FrameRate, Verdict
 from .live import CLOSE_TRY_AGAIN, LiveMatch
 from .liveness import connection_id
 from .settings import Settings
@@ -30,27 +31,6 @@ from .store import PlayerRecord
 OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
 WRITE_BUFFER_LIMIT = 64 * 1024  # unsent bytes past which frames wait in the outbox instead
 CLOSE_POLICY = 1008
-
-
-class RateLimiter:
-    """Token bucket: ``rate`` frames a second on average, bursts up to ``burst``."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, burst
-        self.tokens = float(burst)
-        self.stamp = time.monotonic()
-        self.refused_in_a_row = 0
-
-    def allow(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            self.refused_in_a_row = 0
-            return True
-        self.refused_in_a_row += 1
-        return False
 
 
 class _Framing:
@@ -122,7 +102,13 @@ class Connection:
         self.live: LiveMatch | None = None
         self.seat: int | None = None
         self.request_host = ws.request.headers.get("Host") if ws.request else None
-        self.limiter = RateLimiter(settings.rate_per_s, settings.burst)
+        self.rate = FrameRate(
+            settings.rate_per_s,
+            settings.burst,
+            settings.flood_limit,
+            settings.flood_window_s,
+            time.monotonic(),
+        )
         self._batch = batch
         self._pending: list[Sequence[bytes]] = []  # frames sent during this turn, to write at its end
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX_LIMIT)
@@ -198,12 +184,10 @@ async def read_frames(
     conn: Connection,
     dispatch: Callable[[Connection, p.ClientMessage], Awaitable[None]],
     count_refusal: Callable[[ErrorCode], None],
-    flood_limit: int,
 ) -> None:
     """Run the connection's messages in order until it closes; refuse what is malformed or too fast.
 
-    A client that keeps sending past its rate for ``flood_limit`` frames in a
-    row is closed (1008).
+    Too fast is ``FrameRate``'s to say (server/flood.py): a flood is closed with 1008.
     """
     ws = conn.ws
     closing: asyncio.Task[None] | None = None
@@ -211,12 +195,13 @@ async def read_frames(
         async for frame in ws:
             if closing is not None:
                 continue  # keep reading, or a full receive queue stalls the close handshake
-            if not conn.limiter.allow():
+            verdict = conn.rate.frame(time.monotonic())
+            if verdict is not Verdict.RUN:
                 count_refusal(ErrorCode.RATE_LIMITED)
-                if conn.limiter.refused_in_a_row >= flood_limit:
+                if verdict is Verdict.CLOSE:
                     closing = asyncio.create_task(ws.close(CLOSE_POLICY, "flooding"))
-                    continue
-                conn.send(p.Error(code=ErrorCode.RATE_LIMITED, message="too many messages; slow down"))
+                elif verdict is Verdict.TELL:
+                    conn.send(p.Error(code=ErrorCode.RATE_LIMITED, message="too many messages; slow down"))
                 continue
             try:
                 message = p.parse_client(frame)

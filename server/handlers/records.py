@@ -31,6 +31,11 @@ async def on_hello(ctx: Context, client: Client, msg: p.Hello) -> None:
             ErrorCode.WRONG_PHASE, f"say hello with v {msg.v} before taking a seat or watching, not during"
         )
     if msg.player is None:
+        if not ctx.addresses.new_identity(client.id, ctx.clock() / 1000):
+            raise Refused(
+                ErrorCode.RATE_LIMITED,
+                "too many new identities from your address; try again later, or keep the one you have",
+            )
         key = new_token()
         record = PlayerRecord(secrets.token_urlsafe(12), hash_token(key), clean_name(msg.name), ctx.clock())
         await ctx.store.save_player(record)

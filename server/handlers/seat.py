@@ -23,6 +23,7 @@ from ..live import LiveMatch
 from ..match import Duplicate, Event, Match
 from ..match.events import SeatTaken
 from ..match.render import ack_again, missed_events, resumed, watching
+from ..match.state import hash_token
 from ..store import shown_rating
 from ..text import clean_name, clean_seed
 from . import daily
@@ -67,8 +68,35 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         raise Refused(ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
     client.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
     await take_seat(ctx, client, lm, 0)
+    await _close_previous_lobby(ctx, client, lm.match.id, token)
     if msg.bot is not None:  # the protocol allows a bot only with a second seat
         await seat_bot(ctx, lm, msg.bot)  # "race a bot": it takes seat 1 through dispatch, like a person
+
+
+async def _close_previous_lobby(ctx: Context, client: Client, match_id: str, token: str) -> None:
+    """One open lobby per creator: a new one calls off the lobby they made before, if it never started.
+
+    Whoever joined it is told (``lobby.called_off``) and a join is refused
+    from then on. With nobody here in it any more, it is let go of at once
+    rather than held for ``LOBBY_TTL_MS``; its log is forgotten with the
+    other lobbies never started (``Store.forget_lobbies``, or Redis's expiry).
+    The creator is their identity, else their connection.
+    """
+    creator = client.player.id if client.player is not None else client.id
+    previous = ctx.lobbies.get(creator)
+    ctx.lobbies[creator] = (match_id, hash_token(token))
+    if previous is None:
+        return
+    try:
+        lm = await ctx.hub.get(previous[0])
+    except Refused:  # gone already
+        return
+    first = lm.match.seats[0]
+    if first is None or first.token_hash != previous[1]:
+        return  # the creator left it already
+    await ctx.hub.execute(lm, lambda m: m.decide_replaced(ctx.clock()))
+    if lm.match.called_off is not None and not lm.seats and not lm.spectators:
+        ctx.hub.drop(lm.match.id)
 
 
 @routes.handles(p.Join)

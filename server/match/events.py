@@ -133,7 +133,8 @@ class Decided(_Event):
 
 
 class CalledOff(_Event):
-    """A quick race's racers in ``absent`` were not ready in time (or left): it never starts."""
+    """It never starts: a quick race's racers in ``absent`` were not ready in time (or left), or a
+    lobby's creator (``absent == [0]``) opened another."""
 
     kind: Literal["called_off"] = "called_off"
     absent: list[int]

@@ -385,6 +385,12 @@ class Match:
             return self._end([seat], "resign", now)
         return []
 
+    def decide_replaced(self, now: int) -> list[Event]:
+        """Its creator opened another lobby (one open lobby each): this one never starts."""
+        if self.status != "lobby" or self.called_off is not None:
+            return []
+        return [CalledOff(ev=self.ev + 1, at=now, absent=[0])]
+
     def decide_ready(self, seat: int, now: int) -> list[Event]:
         if self.status != "lobby":
             raise Refused(ErrorCode.WRONG_PHASE, "the match is not in its lobby")

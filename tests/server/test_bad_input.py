@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import pytest
 from race import MakeAppT, Race, client, start_race
 from websockets.exceptions import InvalidStatus
-from wsclient import WsClient
+from wsclient import Closed, WsClient
 
 from server.app import App
 from server.store.redis import RedisStore
@@ -319,3 +322,20 @@ async def test_the_redis_store_takes_no_player_id_of_another_form(redis_url: str
                 await call
     finally:
         await store.close()
+
+
+async def test_a_flood_is_told_rate_limited_once_a_second_not_once_a_frame(make_app: MakeAppT) -> None:
+    app = await make_app(rate_per_s=0.001, burst=5, flood_limit=10**6)
+    a = await client(app)
+    for _ in range(200):
+        await a.send({"type": "hello"})
+    refused = app.metrics.rejects.labels("rate_limited")
+    async with asyncio.timeout(5):  # every frame read: each answer was written at the end of its turn
+        while refused._value.get() < 195:
+            await asyncio.sleep(0)  # a yield to the loop, not a wait for time
+    await a.ws.close()
+    with contextlib.suppress(Closed):
+        while True:
+            await a.recv()
+    assert [m["type"] for m in a.received] == ["welcome"] * 5 + ["error"]
+    assert a.received[-1]["code"] == "rate_limited"

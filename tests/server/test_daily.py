@@ -256,7 +256,9 @@ async def test_the_days_deal_is_not_shown_before_ones_ranked_attempt(app: App) -
     cid, _ = await player(app, "Cid")  # has not played today
     assert (await cid.request({"type": "join", "match": race["match"]}, "error"))["code"] == "not_allowed"
     assert (await cid.request({"type": "watch", "match": race["match"]}, "error"))["code"] == "not_allowed"
-    practice = await ann.request({"type": "create", "daily": True, "seats": 1}, "created")
+    dan, _ = await player(app, "Dan")  # Ann's own next lobby would call hers off (one each)
+    await play_daily(app, dan, 2)
+    practice = await dan.request({"type": "create", "daily": True, "seats": 1}, "created")
     assert (await cid.request({"type": "watch", "match": practice["match"]}, "error"))[
         "code"
     ] == "not_allowed"

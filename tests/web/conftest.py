@@ -3,7 +3,8 @@
 No downloaded browser: Playwright launches ``/usr/bin/chromium`` (or ``$CHROMIUM``)
 through ``executable_path``. Without it the tests skip, except under CI=true,
 where they fail. Every page's console errors and uncaught exceptions are
-collected, and a test fails if any occurred.
+collected, and a test fails if any occurred; so are the page's Content-Security-Policy
+violations (``securitypolicyviolation`` events).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ LAUNCH_ARGS = [
     "--no-first-run",
 ]
 TIMEOUT_MS = 15_000
+#: Before any of the page's scripts: every CSP violation the page reports, kept for ``Pages.close``.
+WATCH_CSP = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) =>
+  window.__csp.push(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`));
+"""
 
 
 def _missing(reason: str) -> None:
@@ -103,10 +110,15 @@ class Pages:
         self.pages: list[Any] = []
         self.allowed_toasts: set[str] = set()
 
-    def new(self, *, width: int = 1200, height: int = 860, locale: str = "en-US") -> Any:
-        context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+    def new(
+        self, *, width: int = 1200, height: int = 860, locale: str = "en-US", bypass_csp: bool = False
+    ) -> Any:
+        context = self.browser.new_context(
+            viewport={"width": width, "height": height}, locale=locale, bypass_csp=bypass_csp
+        )
         context.set_default_timeout(TIMEOUT_MS)
         context.set_default_navigation_timeout(2 * TIMEOUT_MS)
+        context.add_init_script(WATCH_CSP)
         self.contexts.append(context)
         page = context.new_page()
         self.pages.append(page)
@@ -124,9 +136,11 @@ class Pages:
                 continue
             try:
                 shown = page.evaluate("window.__grip ? window.__grip.errors : []")
+                violations = page.evaluate("window.__csp || []")
             except Exception:  # a page in the middle of navigating
-                shown = []
+                shown, violations = [], []
             self.errors += [f"error shown on {page.url}: {s}" for s in shown if s not in self.allowed_toasts]
+            self.errors += [f"CSP violation on {page.url}: {v}" for v in violations]
         for c in self.contexts:
             c.close()
 

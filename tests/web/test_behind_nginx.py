@@ -14,6 +14,7 @@ import pwd
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from server.http import CSP
 from tests.conftest import RedisServer, free_port
 from tests.processes import ServerProcess
 
@@ -131,3 +133,13 @@ def test_a_race_through_the_shipped_nginx_config(compose: Nginx, pages: Any) -> 
         expect(page.locator("#result tbody tr")).to_have_count(2)
         expect(page.locator("#result")).to_contain_text("Ann")
         expect(page.locator("#result")).to_contain_text("Bob")
+
+
+def test_nginx_serves_the_page_with_the_servers_headers_and_keeps_metrics(compose: Nginx) -> None:
+    for path in ("", "js/app.js", "m/ABCDEFGH"):
+        with urllib.request.urlopen(compose.url + path, timeout=5) as r:
+            assert r.headers["Content-Security-Policy"] == CSP, path
+            assert r.headers["X-Content-Type-Options"] == "nosniff", path
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(f"{compose.url}metrics", timeout=5)
+    assert exc.value.code == 404

@@ -8,6 +8,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from server.engine import Game, Move
+from server.http import CSP
 
 from .helpers import BOARD, moves, play_any_move, wait_moves
 
@@ -428,3 +429,30 @@ def test_show_playable_cards_marks_the_cards_that_can_move(server_url: str, page
     expect(page.locator(f"{BOARD} .card.movable").first).to_be_visible()
     page.locator("#show-playable").uncheck()
     expect(page.locator(f"{BOARD} .card.movable")).to_have_count(0)
+
+
+def test_every_screen_works_under_the_content_security_policy(server_url: str, pages: Any) -> None:
+    """The policy is enforced (an injected inline script is blocked and reported), and the page's own
+    screens break none of it: ``pages`` fails the test on any violation they report."""
+    page = pages.new()
+    response = page.goto(server_url)
+    assert response is not None and response.headers["content-security-policy"] == CSP
+    expect(page.locator("#app")).not_to_be_empty()
+    with page.expect_console_message(lambda m: "Content Security Policy" in m.text):
+        page.evaluate(
+            "document.head.append(Object.assign(document.createElement('script'),"
+            " {textContent: 'window.__injected = 1'}))"
+        )
+    page.wait_for_function("window.__csp.length > 0")
+    assert page.evaluate("window.__injected") is None
+    assert page.evaluate("window.__csp.splice(0)")[0].startswith("script-src-elem blocked inline")
+    blocked = [e for e in pages.errors if "violates the following Content Security Policy" in e]
+    assert len(blocked) == 1  # Chromium's console line for it, the one error this test asked for
+    pages.errors.remove(blocked[0])
+    start_practice(page, server_url, "4242")
+    page.click("#hint")
+    expect(page.locator("#hint-text")).to_have_text(re.compile(r"^Hint: "))
+    assert play_any_move(page) is not None
+    for path in ("rules", "live", "daily", "stats"):
+        page.goto(f"{server_url}{path}")
+        expect(page.locator("#app")).not_to_be_empty()

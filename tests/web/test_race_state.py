@@ -36,7 +36,7 @@ IN_A_WORKER = """async (scenario) => {
 
 @pytest.fixture
 def run(server_url: str, pages: Any) -> Any:
-    page = pages.new()
+    page = pages.new(bypass_csp=True)  # the harness's worker comes from a blob: URL the page's CSP forbids
     page.goto(server_url + "rules")
 
     def run(scenario: str) -> Any:
