@@ -44,20 +44,23 @@ def listed(m: Match) -> bool:
 def listing(m: Match) -> p.LiveRace:
     """A race being played as the list shows it: its racers' names, ratings and numbers.
 
-    Read off each racer's game (a ``progress`` model per racer was half of
-    the cost of a write of hundreds of listings, every ``live_every_s``).
+    Each racer's numbers as of the last event applied (``SeatState.numbers``):
+    a ``progress`` model per racer was half of the cost of a write of hundreds
+    of listings, and reading the game would take back the moves decided and
+    awaiting the store (most races have one, under load) to play them again.
     """
     racers = []
     for n, s in enumerate(m.seats):
         if s is not None:
-            game = m.game(n)
+            numbers = s.numbers
+            assert numbers is not None  # set from the start on
             racers.append(
                 p.LiveRacer(
                     seat=n,
                     name=s.name,
                     rating=s.rating,
-                    leftover=game.leftover,
-                    moves=game.move_count,
+                    leftover=numbers.leftover,
+                    moves=numbers.moves,
                     finished=s.ended is not None,
                 )
             )

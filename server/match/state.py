@@ -86,6 +86,7 @@ class SeatState:
     gone_since: int | None = None  # disconnected during play since (ms)
     _game: Game | None = field(default=None, repr=False)  # from the start until decided: read as ``game``
     final: FinalBoard | None = None  # from then on
+    numbers: Numbers | None = None  # while playing: as of the last event applied (the list shows them)
     seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
     seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
     last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
@@ -628,9 +629,10 @@ class Match:
             for s in self.seats:
                 if s is not None:
                     s.game = Game.new(self.seed, self.variant)
+                    s.numbers = Numbers.of(s.game)
         elif isinstance(e, Moved):
             mover = self.seat(e.seat)
-            mover.last_recorded = mover.play(e.seq, e.move)
+            mover.last_recorded, mover.numbers = mover.play(e.seq, e.move), e.numbers
             mover.seq_moves.append(e.move)
             mover.seq_evs.append(e.ev)
             mover.held.append(self.game(e.seat).drawn)
@@ -638,6 +640,7 @@ class Match:
         elif isinstance(e, TookBack):
             self.game(e.seat).undo()
             undoer = self.seat(e.seat)
+            undoer.numbers = e.numbers
             undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
         elif isinstance(e, Ended):
             self.seat(e.seat).ended = e

@@ -6,15 +6,18 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from matchsim import Sim
 from race import MakeAppT, client
 from ratingkit import player, queue, start_friendly, start_quick
 from wsclient import Msg, WsClient
 
+from server import live_races
 from server.app import App
+from server.engine import Game
 from server.live import LiveMatch
 from server.live_races import WRITE_SLICE, LiveRaces, listed, ordered
-from server.match import Match
+from server.match import Duplicate, Match
 from server.protocol import CODE_ALPHABET, CODE_LENGTH, LiveRace, LiveRacer, now_ms
 from server.store import open_store
 
@@ -165,3 +168,25 @@ async def test_a_write_of_many_listings_lets_moves_run_between_slices(tmp_path: 
     listed_now = await store.live_races()
     assert len(listed_now) == 2 * WRITE_SLICE and all(r.racers[0].moves == 1 for r in listed_now)
     await store.close()
+
+
+def test_a_listing_shows_applied_moves_and_leaves_a_decided_one_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sim = Sim()
+    sim.start()
+    sim.move(0, 1, "T")
+    plays = [0]
+    real = Game.play
+
+    def play(game: Game, move: Any) -> Any:
+        plays[0] += 1
+        return real(game, move)
+
+    monkeypatch.setattr(Game, "play", play)
+    decision = sim.match.decide_move(0, 2, "T", sim.now)  # awaiting the store
+    assert [(r.moves, r.leftover) for r in live_races.listing(sim.match).racers] == [(1, 72), (0, 72)]
+    assert not isinstance(decision, Duplicate)
+    sim.apply(decision)
+    assert plays[0] == 1  # the listing did not take the decided move back to play it again
+    assert [r.moves for r in live_races.listing(sim.match).racers] == [2, 0]
