@@ -27,12 +27,13 @@ from .errors import StoreUnavailable
 from .live import LiveMatch, Peer
 from .match import Event, Match
 from .match.events import Decided, Ended, Moved, Started
-from .match.render import progress
 from .store import Store
 
 log = logging.getLogger(__name__)
 #: A listing this long past its race's end is stale: its decision never came (every process died).
 STALE_AFTER_END_MS = 10 * 60_000
+#: Listings built and written in one turn of the event loop (``LiveRaces.write``).
+WRITE_SLICE = 50
 
 
 def listed(m: Match) -> bool:
@@ -41,11 +42,18 @@ def listed(m: Match) -> bool:
 
 
 def listing(m: Match) -> p.LiveRace:
-    """A race as the list shows it: its racers' names, ratings and numbers."""
+    """A race being played as the list shows it: its racers' names, ratings and numbers.
+
+    Each racer's numbers as of the last event applied (``SeatState.numbers``):
+    a ``progress`` model per racer was half of the cost of a write of hundreds
+    of listings, and reading the game would take back the moves decided and
+    awaiting the store (most races have one, under load) to play them again.
+    """
     racers = []
     for n, s in enumerate(m.seats):
         if s is not None:
-            numbers = progress(m, n)
+            numbers = s.numbers
+            assert numbers is not None  # set from the start on
             racers.append(
                 p.LiveRacer(
                     seat=n,
@@ -53,7 +61,7 @@ def listing(m: Match) -> p.LiveRace:
                     rating=s.rating,
                     leftover=numbers.leftover,
                     moves=numbers.moves,
-                    finished=numbers.finished,
+                    finished=s.ended is not None,
                 )
             )
     return p.LiveRace(
@@ -109,17 +117,29 @@ class LiveRaces:
         pass
 
     async def write(self) -> None:
-        """The listings changed since the last write, in one go."""
-        changed, self._changed = self._changed, {}
-        stale, self._stale = self._stale, set()
-        races = [listing(lm.match) for lm in changed.values() if lm.match.status == "playing"]
-        if races or stale:
+        """The listings changed since the last write, ``WRITE_SLICE`` races at a time.
+
+        Built and written in one turn of the event loop, hundreds of listings
+        held up every move in flight for 10-20 ms every ``live_every_s``
+        (docs/benchmarks.md); between slices the loop runs what waits. A race
+        decided meanwhile is skipped (its decision took its listing off).
+        """
+        changed, self._changed = list(self._changed.values()), {}
+        stale, self._stale = sorted(self._stale), set()
+        for start in range(0, len(changed), WRITE_SLICE) if changed else [0]:
+            part = changed[start : start + WRITE_SLICE]
+            races = [listing(lm.match) for lm in part if lm.match.status == "playing"]
+            gone, stale = stale, []  # the stale ones go with the first slice
+            if not (races or gone):
+                continue
             try:
-                await self.store.list_races(races, sorted(stale))
+                await self.store.list_races(races, gone)
             except StoreUnavailable:
-                for lm in changed.values():  # next time
+                for lm in changed[start:]:  # this slice and the rest: next time
                     self._changed.setdefault(lm.match.id, lm)
-                self._stale |= stale
+                self._stale.update(gone)
+                return
+            await asyncio.sleep(0)  # the moves that came meanwhile
 
     # ------------------------------------------------------------- the followers
 

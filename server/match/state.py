@@ -84,8 +84,9 @@ class SeatState:
     ready: bool = False
     conn: str | None = None
     gone_since: int | None = None  # disconnected during play since (ms)
-    game: Game | None = None  # from the start until the match is decided
+    _game: Game | None = field(default=None, repr=False)  # from the start until decided: read as ``game``
     final: FinalBoard | None = None  # from then on
+    numbers: Numbers | None = None  # while playing: as of the last event applied (the list shows them)
     seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
     seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
     last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
@@ -95,10 +96,45 @@ class SeatState:
     held: list[int] = field(default_factory=list)
     ended: Ended | None = None
     rematch: bool = False
+    # A move decided and left on ``_game`` until its event is applied (``Match.decide_move``):
+    # its seq and the moves it recorded. Only ``play`` sees it; ``game`` takes it back first.
+    _decided: tuple[int, list[Move]] | None = field(default=None, repr=False)
 
     @property
     def last_seq(self) -> int:
         return len(self.seq_moves)
+
+    @property
+    def game(self) -> Game | None:
+        """The game as its applied events left it: a decided play not applied yet is taken back first.
+
+        So whatever reads the game while a decided move awaits the store (a
+        spectator's snapshot, the other racer's event from another process,
+        a conflict's retry) sees only applied plays.
+        """
+        if self._decided is not None:
+            self._decided = None
+            assert self._game is not None
+            self._game.undo()
+        return self._game
+
+    @game.setter
+    def game(self, game: Game | None) -> None:
+        self._decided, self._game = None, game
+
+    def keep_decided(self, seq: int, recorded: list[Move]) -> None:
+        """Leave ``seq``'s play, just made on ``_game``, in place for its event (``play``)."""
+        self._decided = (seq, recorded)
+
+    def play(self, seq: int, text: str) -> list[Move]:
+        """Apply the play of ``seq``; the moves recorded. A decided play still in place is not played again."""
+        decided = self._decided
+        if decided is not None and decided[0] == seq and decided[1][0].text == text:
+            self._decided = None
+            return decided[1]
+        game = self.game
+        assert game is not None
+        return game.play(text)
 
 
 @dataclass(frozen=True)
@@ -419,7 +455,7 @@ class Match:
         game = self.game(seat)
         try:
             move = Move.parse(text)
-            game.play(move)
+            recorded = game.play(move)
         except (InvalidMove, IllegalMove) as exc:
             raise Refused(ErrorCode.ILLEGAL, str(exc)) from None
         try:  # the game as it stands after the move: its end is scored on it
@@ -429,8 +465,12 @@ class Match:
             ]
             if game.is_over:
                 events += self._end([seat], "over", now, c)
-        finally:
+        except BaseException:
             game.undo()
+            raise
+        # Played once: the play stays for its event's apply, hidden from every other reader
+        # (``SeatState.game``), so a move is not played, taken back and played again.
+        s.keep_decided(seq, recorded)
         return events
 
     def decide_undo(self, seat: int, now: int) -> list[Event]:
@@ -595,16 +635,18 @@ class Match:
             for s in self.seats:
                 if s is not None:
                     s.game = Game.new(self.seed, self.variant)
+                    s.numbers = Numbers.of(s.game)
         elif isinstance(e, Moved):
-            mover, game = self.seat(e.seat), self.game(e.seat)
-            mover.last_recorded = game.play(e.move)
+            mover = self.seat(e.seat)
+            mover.last_recorded, mover.numbers = mover.play(e.seq, e.move), e.numbers
             mover.seq_moves.append(e.move)
             mover.seq_evs.append(e.ev)
-            mover.held.append(game.drawn)
+            mover.held.append(self.game(e.seat).drawn)
             self.release_held()
         elif isinstance(e, TookBack):
             self.game(e.seat).undo()
             undoer = self.seat(e.seat)
+            undoer.numbers = e.numbers
             undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
         elif isinstance(e, Ended):
             self.seat(e.seat).ended = e

@@ -105,7 +105,7 @@ def snapshot(m: Match) -> dict[str, Any]:
         if s is None:
             seats.append(None)
             continue
-        d = {k: v for k, v in vars(s).items() if k not in ("game", "last_recorded", "ended")}
+        d = {k: v for k, v in vars(s).items() if k not in ("_game", "_decided", "last_recorded", "ended")}
         d["last_recorded"] = [str(x) for x in s.last_recorded]
         d["ended"] = None if s.ended is None else s.ended.model_dump()
         if s.game is not None:

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
+import pytest
+from matchsim import Sim
 from race import MakeAppT, client
 from ratingkit import player, queue, start_friendly, start_quick
 from wsclient import Msg, WsClient
 
+from server import live_races
 from server.app import App
-from server.live_races import listed, ordered
-from server.match import Match
-from server.protocol import LiveRace, LiveRacer
+from server.engine import Game
+from server.live import LiveMatch
+from server.live_races import WRITE_SLICE, LiveRaces, listed, ordered
+from server.match import Duplicate, Match
+from server.protocol import CODE_ALPHABET, CODE_LENGTH, LiveRace, LiveRacer, now_ms
+from server.store import open_store
 
 Backend = dict[str, str]
 FAST: dict[str, Any] = {"rate_per_s": 1000.0, "burst": 1000, "live_every_s": 0.05}
@@ -116,3 +124,69 @@ def test_what_is_listed_and_in_which_order() -> None:
     assert not listed(match(private=True))
     assert not listed(match(daily="2026-01-01", ranked=True))
     assert not listed(match(seats=1, practice=True))
+
+
+class Seated:
+    """A racer's connection, as far as the list asks: that there is one."""
+
+    id, version = "conn", 2
+
+
+async def test_a_write_of_many_listings_lets_moves_run_between_slices(tmp_path: Path) -> None:
+    store = await open_store(f"sqlite:///{tmp_path / 'grip.db'}")
+    live = LiveRaces(store, now_ms, 2.0)
+    matches = []
+    for n in range(2 * WRITE_SLICE + 1):
+        sim = Sim()
+        sim.start()
+        sim.match.id = "".join(CODE_ALPHABET[(n >> (3 * i)) % len(CODE_ALPHABET)] for i in range(CODE_LENGTH))
+        sim.move(0, 1, "T")
+        lm = LiveMatch(sim.match, seats={0: Seated()})  # type: ignore[dict-item]
+        live.applied(lm, sim.log[-1])
+        matches.append(lm)
+    turns, written = [0], []
+    real = store.list_races
+
+    async def counted(races: list[LiveRace], stale: list[str]) -> None:
+        written.append((len(races), turns[0]))
+        matches[-1].match.status = "finished"  # decided meanwhile: its listing was taken off
+        await real(races, stale)
+
+    async def loop_turns() -> None:
+        while True:
+            turns[0] += 1
+            await asyncio.sleep(0)
+
+    store.list_races = counted  # type: ignore[method-assign]
+    ticker = asyncio.create_task(loop_turns())
+    try:
+        await live.write()
+    finally:
+        ticker.cancel()
+    assert [n for n, _ in written] == [WRITE_SLICE, WRITE_SLICE]  # the last one was decided meanwhile
+    assert written[0][1] < written[1][1]  # other tasks ran in between
+    listed_now = await store.live_races()
+    assert len(listed_now) == 2 * WRITE_SLICE and all(r.racers[0].moves == 1 for r in listed_now)
+    await store.close()
+
+
+def test_a_listing_shows_applied_moves_and_leaves_a_decided_one_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sim = Sim()
+    sim.start()
+    sim.move(0, 1, "T")
+    plays = [0]
+    real = Game.play
+
+    def play(game: Game, move: Any) -> Any:
+        plays[0] += 1
+        return real(game, move)
+
+    monkeypatch.setattr(Game, "play", play)
+    decision = sim.match.decide_move(0, 2, "T", sim.now)  # awaiting the store
+    assert [(r.moves, r.leftover) for r in live_races.listing(sim.match).racers] == [(1, 72), (0, 72)]
+    assert not isinstance(decision, Duplicate)
+    sim.apply(decision)
+    assert plays[0] == 1  # the listing did not take the decided move back to play it again
+    assert [r.moves for r in live_races.listing(sim.match).racers] == [2, 0]

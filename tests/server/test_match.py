@@ -448,3 +448,48 @@ def test_fold_is_deterministic_and_matches_live() -> None:
     assert snapshot(again) == snapshot(sim.match)
     assert lobby(again) == lobby(sim.match) and again.view(0) == sim.match.view(0)
     assert sim.log[0].at == T0 and again.id == CODE
+
+
+def test_a_move_is_played_once_from_decision_to_fold(monkeypatch: pytest.MonkeyPatch) -> None:
+    sim = Sim()
+    sim.start()
+    plays, undos = [0], [0]
+    real_play, real_undo = Game.play, Game.undo
+
+    def play(game: Game, move: typing.Any) -> typing.Any:
+        plays[0] += 1
+        return real_play(game, move)
+
+    def undo(game: Game) -> typing.Any:
+        undos[0] += 1
+        return real_undo(game)
+
+    monkeypatch.setattr(Game, "play", play)
+    monkeypatch.setattr(Game, "undo", undo)
+    sim.move(0, 1, "T")
+    assert (plays[0], undos[0]) == (1, 0)  # decided, folded and rendered: one play, no undo
+    assert sim.match.moves(0) == ["T"] and sim.match.seat(0).last_recorded[0].text == "T"
+
+
+def test_a_decided_move_not_yet_applied_is_seen_by_nobody() -> None:
+    sim = Sim()
+    sim.start()
+    before = sim.match.view(0)
+    spectators_before = watching(sim.match, T0)
+    decision = sim.match.decide_move(0, 1, "T", sim.now)  # the append is awaited now
+    assert sim.match.view(0) == before and sim.match.moves(0) == []
+    assert watching(sim.match, T0) == spectators_before
+    assert sim.match.game(1).drawn == sim.match.game(0).drawn  # the other racer's lag reads it too
+    assert not isinstance(decision, Duplicate)
+    sim.apply(decision)  # taken back by those reads, so played again when its event comes
+    assert sim.match.moves(0) == ["T"] and snapshot(sim.match) == snapshot(rebuilt(sim.log))
+
+
+def test_a_decided_move_that_is_never_applied_leaves_no_trace() -> None:
+    sim = Sim()
+    sim.start()
+    sim.match.decide_move(0, 1, "T", sim.now)  # its append fails: no event
+    sim.match.decide_move(0, 1, "T", sim.now)  # the hub decides again (a conflict's retry)
+    sim.move(1, 1, "T")  # meanwhile the other racer's move
+    assert sim.match.moves(0) == [] and sim.match.game(0).drawn == 0
+    assert snapshot(sim.match) == snapshot(rebuilt(sim.log))

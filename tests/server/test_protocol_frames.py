@@ -9,10 +9,12 @@ import tracemalloc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from websockets.frames import Frame, Opcode
 
 from server import protocol as p
 from server.engine import Game
 from server.engine.variants import VARIANTS
+from server.transport import text_frame
 
 
 def _game_after(variant: str, seed: int, plies: int) -> Game:
@@ -117,3 +119,9 @@ def test_a_frame_holds_no_more_memory_than_its_bytes() -> None:
         tracemalloc.stop()
     payload = sum(len(f) for f in frames)
     assert held < payload + 100 * 100, (held, payload)  # each frame: its bytes and an object header
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65_535, 65_536, 100_000])
+def test_a_text_frame_is_what_websockets_would_write(size: int) -> None:
+    payload = bytes(random.Random(size).getrandbits(7) for _ in range(size))
+    assert text_frame(payload) == Frame(Opcode.TEXT, payload).serialize(mask=False)
