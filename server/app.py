@@ -54,7 +54,9 @@ class App:
         self.clock = clock
         self.instance = secrets.token_hex(4)
         self.daily_secret = ""  # loaded in start()
-        self.solving = Solving(store, settings.par_budget_s, settings.par_nodes)
+        self.solving = Solving(
+            store, settings.par_budget_s, settings.par_nodes, settings.hints_per_min, settings.hint_burst
+        )
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.liveness = Liveness(self.hub, store, self.instance)
         self.quick = QuickRaces(self)

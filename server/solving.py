@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import multiprocessing
 import random
 from concurrent.futures import ProcessPoolExecutor
@@ -18,6 +19,8 @@ from . import daily
 from .engine import Game
 from .engine.players import greedy_move, hint
 from .engine.solver import solve
+from .errors import ErrorCode, Refused
+from .limits import Buckets
 from .store import Store, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -36,8 +39,11 @@ def hint_text(seed: str, variant: str, moves: list[str]) -> str | None:
 
 
 class Solving:
-    def __init__(self, store: Store, par_budget_s: float, par_nodes: int) -> None:
+    def __init__(
+        self, store: Store, par_budget_s: float, par_nodes: int, hints_per_min: float, hint_burst: int
+    ) -> None:
         self._store = store
+        self._hints = Buckets(hints_per_min / 60, hint_burst)
         self._par_budget_s = par_budget_s
         self._par_nodes = par_nodes
         self._pool: ProcessPoolExecutor | None = None
@@ -74,8 +80,15 @@ class Solving:
         finally:
             del self._solving[day]
 
-    async def hint(self, game: Game) -> str | None:
-        """A suggested move for ``game``; the greedy one if the hint player runs out of time."""
+    async def hint(self, game: Game, asker: str) -> str | None:
+        """A suggested move for ``game``; the greedy one if the hint player runs out of time.
+
+        Each hint may keep a worker busy for seconds: ``asker`` (a player, or
+        a connection without one) has a quota, past which it is refused.
+        """
+        wait = self._hints.take(asker)
+        if wait:
+            raise Refused(ErrorCode.RATE_LIMITED, f"that is a lot of hints: the next in {math.ceil(wait)} s")
         moves = [str(m) for m in game.moves]
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(self._workers(), hint_text, game.seed, game.variant.name, moves)

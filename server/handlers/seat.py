@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from .. import protocol as p
 from ..bots import seat_bot
-from ..daily import check_watch
+from ..daily import check_hint, check_watch
 from ..dispatch import Client, Context, Routes
 from ..engine import Game
 from ..errors import Conflict, ErrorCode, Refused
@@ -162,7 +162,10 @@ async def on_leave(ctx: Context, client: Client, msg: p.Leave) -> None:
 @routes.handles(p.HintRequest)
 async def on_hint(ctx: Context, client: Client, msg: p.HintRequest) -> None:
     lm, seat = seated(client)
-    client.send(p.Hint(move=await ctx.solving.hint(_practice_game(lm.match, seat))))
+    game = _practice_game(lm.match, seat)
+    check_hint(lm.match.daily, ctx.clock())
+    asker = client.player.id if client.player is not None else client.id
+    client.send(p.Hint(move=await ctx.solving.hint(game, asker)))
 
 
 @routes.handles(p.UndoRequest)
