@@ -45,6 +45,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
     ap.add_argument("--origin", action="append", default=[], help="allowed page origin (repeatable)")
     ap.add_argument("--grace-s", type=float, default=60.0, help="how long a dropped player may stay away")
     ap.add_argument("--rate", type=float, default=30.0, help="messages a second per connection")
+    ap.add_argument(
+        "--client-address-header",
+        metavar="NAME",
+        help="behind a proxy: the header it puts the client's address in (X-Real-IP), for per-address limits",
+    )
     ap.add_argument("--open", action="store_true", help="open the game in a browser once listening")
     ap.add_argument("--log", default="INFO")
     args = ap.parse_args(argv)
@@ -64,6 +69,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         grace_ms=int(args.grace_s * 1000),
         rate_per_s=args.rate,
         burst=max(10, int(args.rate * 2)),
+        client_address_header=args.client_address_header,
     )
     return settings, args.open
 

@@ -32,6 +32,7 @@ from .liveness import Liveness
 from .metrics import Metrics
 from .protocol import now_ms
 from .quick import QuickRaces
+from .replay import Replays
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
@@ -61,7 +62,7 @@ class App:
         self.liveness = Liveness(self.hub, store, self.instance)
         self.quick = QuickRaces(self)
         self.live_races = LiveRaces(store, clock, settings.live_every_s)
-        self.hub.followers += [self.quick, self.live_races, RatingNews(self)]
+        self.hub.followers += [self.quick, self.live_races, RatingNews(self), Replays(store)]
         self.connections: set[Connection] = set()
         self.writes = WriteBatch()  # the frames of one turn of the loop, one write per connection
         self.metrics = Metrics(self.connections, self.hub)

@@ -1,13 +1,16 @@
 """The HTTP side of the port: the web page's files, ``/healthz``, ``/metrics``, replays, variants.
 
 Everything but a WebSocket upgrade is answered here, before websockets
-would (``process_request``). An upgrade is let through only from an allowed
+would (``process_request``). ``/api/`` answers (a replay is a megabyte) are
+rate-limited per client address (``Settings.api_rate_per_s``): 429 with
+Retry-After past it. An upgrade is let through only from an allowed
 page origin: a page elsewhere must not play with its visitor's identity.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import mimetypes
 import re
 from collections.abc import Callable
@@ -21,6 +24,7 @@ from websockets.http11 import Request, Response
 from . import protocol as p
 from .bus import Bus
 from .engine.variants import describe as describe_variants
+from .limits import Buckets
 from .metrics import Metrics
 from .replay import replay_json
 from .settings import Settings
@@ -46,6 +50,7 @@ class Http:
         self.bus = bus
         self.metrics = metrics
         self.clock = clock
+        self._api = Buckets(settings.api_rate_per_s, settings.api_burst)  # per client address
 
     async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """The answer to a plain HTTP request; None lets a WebSocket upgrade through."""
@@ -58,12 +63,22 @@ class Http:
             return await self._healthz()
         if path == "/metrics":
             return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        if path.startswith("/api/") and (wait := self._api.take(self._address(connection, request))):
+            return _too_many(wait)
         if path == "/api/variants":
             return _response(200, VARIANTS_JSON, "application/json")
         if path.startswith("/api/replay/"):
             status, body = await replay_json(self.store, path, self.clock())
             return _response(status, body, "application/json")
         return self._static(path)
+
+    def _address(self, connection: ServerConnection, request: Request) -> str:
+        """The client's address: as the trusted proxy in front says (``client_address_header``), or the peer's."""
+        header = self.settings.client_address_header
+        if header is not None and (said := request.headers.get(header)):
+            return said
+        peer = connection.remote_address
+        return str(peer[0]) if peer else ""
 
     def _origin_ok(self, request: Request) -> bool:
         origin = request.headers.get("Origin")
@@ -96,6 +111,15 @@ class Http:
         if kind.startswith("text/") or kind == "application/javascript":
             kind += "; charset=utf-8"
         return _response(status, target.read_bytes(), kind)
+
+
+def _too_many(wait: float) -> Response:
+    """429 with Retry-After: the API answers cost the server, each address has a quota."""
+    seconds = math.ceil(wait)
+    body = json.dumps({"error": "rate_limited", "message": f"too many requests: try again in {seconds} s"})
+    response = _response(429, body.encode(), "application/json")
+    response.headers["Retry-After"] = str(seconds)
+    return response
 
 
 def _response(status: int, body: bytes, content_type: str) -> Response:

@@ -34,4 +34,7 @@ class Settings:
     hint_burst: int = 10  # ...in bursts of up to this many
     api_rate_per_s: float = 5.0  # /api/ requests a second per client address on average...
     api_burst: int = 20  # ...in bursts of up to this many
+    # The header a trusted proxy in front puts the client's address in (X-Real-IP behind
+    # deploy/nginx.conf); None: the socket's peer address is the client's.
+    client_address_header: str | None = None
     web_root: Path = WEB_ROOT
