@@ -21,12 +21,14 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import handlers
 from . import protocol as p
+from .bots import BotRaces
 from .bus import Bus, open_bus
 from .dispatch import Client
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .handlers.ratings import RatingNews
 from .http import Http
 from .hub import Hub
+from .limits import Buckets
 from .live_races import LiveRaces
 from .liveness import Liveness
 from .metrics import Metrics
@@ -61,6 +63,8 @@ class App:
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.liveness = Liveness(self.hub, store, self.instance)
         self.quick = QuickRaces(self)
+        self.bots = BotRaces(self)
+        self.resumes = Buckets(settings.resumes_per_min / 60, settings.resume_burst)  # by seat
         self.live_races = LiveRaces(store, clock, settings.live_every_s)
         self.hub.followers += [self.quick, self.live_races, RatingNews(self), Replays(store)]
         self.connections: set[Connection] = set()

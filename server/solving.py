@@ -1,9 +1,10 @@
-"""Solver work off the event loop: a past day's par, and hints for practice games.
+"""Solver work off the event loop: a past day's par, hints for practice games, bots' moves.
 
-Both take the solver seconds of CPU, which must not stall the event loop that
-serves every match, so they run in worker processes. A day's par is solved
+Each may take the solver seconds of CPU, which must not stall the event loop
+that serves every match (nor share its GIL), so they run in worker processes. A day's par is solved
 once and stored (published with the day's seed); a hint that takes too long
-gives way to the greedy move, so a player always gets an answer.
+gives way to the greedy move, so a player always gets an answer, and so
+does a bot whose move takes longer than ``BOT_THINK_S``.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import math
 import multiprocessing
 import random
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 from . import daily
 from .engine import Game
 from .engine.players import greedy_move, hint
 from .engine.solver import solve
+from .engine.view_players import STRATEGIES, greedy_view
 from .errors import ErrorCode, Refused
 from .limits import Buckets
 from .store import Store, StoreUnavailable
@@ -26,6 +29,7 @@ from .store import Store, StoreUnavailable
 log = logging.getLogger(__name__)
 
 HINT_TIMEOUT_S = 3.0
+BOT_THINK_S = 1.0  # a bot's time for a move (it plays one every second or so)
 
 
 def solve_par(seed: str, budget_s: float, max_nodes: int) -> int:
@@ -36,6 +40,11 @@ def hint_text(seed: str, variant: str, moves: list[str]) -> str | None:
     """The hint for the game reached by ``moves``: it sees only what that player sees."""
     move = hint(Game.replay(seed, variant, moves), random.Random())
     return None if move is None else str(move)
+
+
+def bot_move(strategy: str, view: dict[str, Any]) -> str | None:
+    """A bot's move from its view (``engine.view_players``): what a racer at the table sees."""
+    return STRATEGIES[strategy](view)
 
 
 class Solving:
@@ -97,6 +106,15 @@ class Solving:
         except TimeoutError:
             fallback = greedy_move(game)
             return None if fallback is None else str(fallback)
+
+    async def bot_move(self, strategy: str, view: dict[str, Any]) -> str | None:
+        """A bot's move, decided in a worker; the greedy one if it takes longer than ``BOT_THINK_S``."""
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self._workers(), bot_move, strategy, view)
+        try:
+            return await asyncio.wait_for(work, BOT_THINK_S)
+        except TimeoutError:
+            return greedy_view(view)
 
     async def close(self) -> None:
         for task in list(self._solving.values()):

@@ -7,12 +7,12 @@ decides, the store makes it durable, the hub tells everyone.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable
 
 from .. import protocol as p
-from ..bots import seat_bot
 from ..daily import check_hint, check_watch
 from ..dispatch import Client, Context, Routes
 from ..engine import Game
@@ -36,6 +36,8 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
     code, day, ranked = new_code(), None, False
     if msg.rated and client.player is None:
         raise Refused(ErrorCode.BAD_KEY, "say hello first: a rated race rates who you are")
+    if msg.bot is not None:
+        ctx.bots.check(client)
     if msg.daily:
         day, seed, ranked = await daily.enter(ctx, client, msg, code)
     events = Match.open(
@@ -63,7 +65,9 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
     client.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
     await take_seat(ctx, client, lm, 0)
     if msg.bot is not None:  # the protocol allows a bot only with a second seat
-        await seat_bot(ctx, lm, msg.bot)  # "race a bot": it takes seat 1 through dispatch, like a person
+        await ctx.bots.seat(
+            lm, msg.bot, client
+        )  # "race a bot": it takes seat 1 through dispatch, like a person
 
 
 @routes.handles(p.Join)
@@ -99,6 +103,9 @@ async def on_watch(ctx: Context, client: Client, msg: p.Watch) -> None:
 async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     lm = await ctx.hub.get(msg.match)
     seat = lm.match.seat_of_token(msg.token)
+    if msg.last_ev < lm.match.ev:  # it replays the log: a seat resuming again and again waits its turn
+        while wait := ctx.resumes.take(f"{msg.match}:{seat}"):
+            await asyncio.sleep(wait)
     await unbind(ctx, client)
     m = lm.match
     missed: list[p.Message] = []
