@@ -127,15 +127,14 @@ async def long_game(url: str, finish: bool) -> tuple[str, str]:
     return created["match"], created["token"]
 
 
-async def bystander(url: str, until: Callable[[], bool]) -> list[float]:
+async def bystander(line: Line, swap: str, until: Callable[[], bool]) -> list[float]:
     """Round trips (ms) of a practice game's moves, one every ``BYSTANDER_EVERY_S``."""
-    line, _, start = await practice(url)
-    swap, seq, trips = swap_of(start["view"]), 0, []
+    seq, trips = 0, []
     while not until():
         seq += 1
         sent = time.perf_counter()
         await line.send({"type": "move", "seq": seq, "move": swap})
-        while (await line.expect("ack"))["seq"] != seq:
+        while (await line.expect("ack", timeout=60))["seq"] != seq:
             pass
         trips.append((time.perf_counter() - sent) * 1000)
         await asyncio.sleep(max(0.0, BYSTANDER_EVERY_S - (time.perf_counter() - sent)))
@@ -225,6 +224,8 @@ def hints_attack(url: str) -> Attack:
 
 
 def summary(trips: list[float], base: float | None) -> str:
+    if not trips:
+        return "    0 moves acknowledged"
     trips = sorted(trips)
     median = statistics.median(trips)
     p95 = trips[min(len(trips) - 1, int(len(trips) * 0.95))]
@@ -233,13 +234,15 @@ def summary(trips: list[float], base: float | None) -> str:
 
 
 async def phase(url: str, seconds: float, attack: Attack | None) -> tuple[list[float], Counter[str]]:
+    """The bystander's round trips while ``attack`` runs (its game started before the clock does)."""
+    line, _, start = await practice(url)
     got: Counter[str] = Counter()
     end = time.monotonic() + seconds
 
     def over() -> bool:
         return time.monotonic() >= end
 
-    jobs: list[Awaitable[Any]] = [bystander(url, over)]
+    jobs: list[Awaitable[Any]] = [bystander(line, swap_of(start["view"]), over)]
     if attack is not None:
         jobs.append(attack(over, got))
     trips, *_ = await asyncio.gather(*jobs)

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import math
 import multiprocessing
+import os
 import random
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -29,6 +30,9 @@ from .store import Store, StoreUnavailable
 log = logging.getLogger(__name__)
 
 HINT_TIMEOUT_S = 3.0
+#: The workers yield the CPU to the server's process: on a box with as many cores as
+#: workers, their solving must not slow down the event loop that serves every match.
+WORKER_NICENESS = 10
 BOT_THINK_S = 1.0  # a bot's time for a move (it plays one every second or so)
 
 
@@ -60,7 +64,12 @@ class Solving:
 
     def _workers(self) -> ProcessPoolExecutor:
         if self._pool is None:  # started on first use: most processes never need it
-            self._pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                2,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=os.nice,
+                initargs=(WORKER_NICENESS,),
+            )
         return self._pool
 
     async def par(self, day: str, seed: str) -> int | None:
