@@ -68,8 +68,13 @@ class Http:
         if path == "/api/variants":
             return _response(200, VARIANTS_JSON, "application/json")
         if path.startswith("/api/replay/"):
-            status, body = await replay_json(self.store, path, self.clock())
-            return _response(status, body, "application/json")
+            takes_gzip = "gzip" in request.headers.get("Accept-Encoding", "")
+            status, body, gzipped = await replay_json(self.store, path, self.clock(), takes_gzip)
+            response = _response(status, body, "application/json")
+            response.headers["Vary"] = "Accept-Encoding"
+            if gzipped:
+                response.headers["Content-Encoding"] = "gzip"
+            return response
         return self._static(path)
 
     def _address(self, connection: ServerConnection, request: Request) -> str:

@@ -10,8 +10,8 @@ Only finished matches (a stored ``result``) are served, and a daily deal's
 only once its day is over (its seed is secret until then). A decided
 match's replay never changes, and a long game's is a megabyte that takes
 the engine tens of milliseconds: it is built once, where the match is
-decided (``Replays``), kept in the store beside the result, and served as
-the stored bytes. Every log is
+decided (``Replays``), kept gzipped in the store beside the result, and
+served as the stored bytes (unzipped for a client that does not take gzip). Every log is
 replayed through the engine and must end at the recorded score: a log the
 engine rejects is refused, so a tampered log can never be shown or ranked.
 Views carry no ``legal`` list (a replay is not played) to keep the answer
@@ -21,6 +21,7 @@ small.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import logging
 import re
@@ -35,6 +36,7 @@ from .protocol import CODE_ALPHABET, CODE_LENGTH, Result
 from .store import Store
 
 log = logging.getLogger(__name__)
+PACK_LEVEL = 6
 
 PATH = re.compile(f"^/api/replay/([{CODE_ALPHABET}]{{{CODE_LENGTH}}})$")
 
@@ -117,16 +119,22 @@ def replay_body(result: Result) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
+def packed_replay(result: Result) -> bytes:
+    """The replay's JSON, gzipped as it is kept: a board a play repeats itself a lot (a tenth of
+    the size, or far less), and a browser takes it as it is."""
+    return gzip.compress(replay_body(result), PACK_LEVEL)
+
+
 async def kept_replay(store: Store, match: str, now: int) -> bytes:
-    """A finished match's replay: the kept bytes, else built (a match decided before replays were
-    kept, or whose keeping failed) and kept now. Refused as ``verified_result``."""
+    """A finished match's replay, gzipped: the kept bytes, else built (a match decided before
+    replays were kept, or whose keeping failed) and kept now. Refused as ``verified_result``."""
     kept = await store.replay(match)
     if kept is not None:
         day, body = kept
         daily.check_replay(day, now)
         return body
     result = await _finished_result(store, match, now)
-    body = replay_body(result)
+    body = packed_replay(result)
     with contextlib.suppress(StoreUnavailable):  # served all the same; kept by a later request
         await store.save_replay(match, result.daily, body)
     return body
@@ -145,7 +153,7 @@ class Replays:
         for e in events:
             if isinstance(e, Decided):
                 try:
-                    await self._store.save_replay(e.result.match, e.result.daily, replay_body(e.result))
+                    await self._store.save_replay(e.result.match, e.result.daily, packed_replay(e.result))
                 except Refused as exc:  # built on the first request instead (and refused there if corrupt)
                     log.warning("the replay of %s was not kept: %s", e.result.match, exc.message)
 
@@ -159,12 +167,14 @@ HTTP_STATUS = {
 }
 
 
-async def replay_json(store: Store, path: str, now: int) -> tuple[int, bytes]:
-    """(HTTP status, JSON body) for a replay path."""
+async def replay_json(store: Store, path: str, now: int, gzipped: bool) -> tuple[int, bytes, bool]:
+    """(HTTP status, JSON body, whether it is gzipped) for a replay path; ``gzipped`` if the client takes it."""
     m = PATH.match(path)
     if m is None:
-        return 404, json.dumps({"error": "not_found", "message": "no such match code"}).encode()
+        return 404, json.dumps({"error": "not_found", "message": "no such match code"}).encode(), False
     try:
-        return 200, await kept_replay(store, m.group(1), now)
+        packed = await kept_replay(store, m.group(1), now)
     except Refused as exc:
-        return HTTP_STATUS[exc.code], json.dumps({"error": exc.code.value, "message": exc.message}).encode()
+        body = json.dumps({"error": exc.code.value, "message": exc.message}).encode()
+        return HTTP_STATUS[exc.code], body, False
+    return (200, packed, True) if gzipped else (200, gzip.decompress(packed), False)

@@ -8,7 +8,7 @@ share a slot, so one script may write them all):
 - ``grip:match:{ID}`` hash: variant, seed, status, times, for operators.
 - ``grip:seat:{ID}:<n>``: the connection holding the seat (its lease).
 - ``grip:result:{ID}``: the result JSON, written with the ``decided`` event.
-- ``grip:replay:{ID}``: the replay's JSON (``server/replay.py``), after its daily day and a newline.
+- ``grip:replay:{ID}``: the replay's gzipped JSON (``server/replay.py``), after its daily day and a newline.
 - ``grip:instance:{live}:<instance>``: a server process's heartbeat, expiring unless
   renewed. One tag for all: in a cluster they share a master, so a failover stops
   every process's heartbeat at once, and none takes the others for dead (each

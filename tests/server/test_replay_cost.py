@@ -9,6 +9,7 @@ instead of timing it (``bench/abuse.py`` times it).
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import urllib.error
 import urllib.request
@@ -58,7 +59,10 @@ async def test_a_decided_matchs_replay_is_built_once_then_served_as_kept(
             await asyncio.sleep(0.01)
     assert built[0] == 2  # once for each seat
     bodies = {(await get(app, f"/api/replay/{race.code}"))[2] for _ in range(3)}
-    assert len(bodies) == 1 and json.loads(bodies.pop())["match"] == race.code
+    assert len(bodies) == 1 and json.loads(body := bodies.pop())["match"] == race.code
+    status, headers, packed = await get(app, f"/api/replay/{race.code}", {"Accept-Encoding": "gzip"})
+    assert status == 200
+    assert headers["Content-Encoding"] == "gzip" and gzip.decompress(packed) == body  # served as kept
     replay = await a.request({"type": "replay", "match": race.code}, "replay")
     assert [len(s["moves"]) for s in replay["seats"]] == [1, 0]
     assert built[0] == 2  # no request built it again, nor replayed the logs to check them
@@ -76,7 +80,8 @@ async def test_a_replay_not_kept_is_built_on_the_first_request_and_kept(
     await race.players[0].expect("result")
     assert await app.store.replay(race.code) is None
     status, _, body = await get(app, f"/api/replay/{race.code}")
-    assert status == 200 and await app.store.replay(race.code) == (None, body)
+    kept = await app.store.replay(race.code)
+    assert status == 200 and kept is not None and gzip.decompress(kept[1]) == body
 
 
 async def test_api_requests_past_an_address_quota_get_429_with_retry_after(make_app: MakeAppT) -> None:
