@@ -64,10 +64,8 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         raise Refused(ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
     client.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
     await take_seat(ctx, client, lm, 0)
-    if msg.bot is not None:  # the protocol allows a bot only with a second seat
-        await ctx.bots.seat(
-            lm, msg.bot, client
-        )  # "race a bot": it takes seat 1 through dispatch, like a person
+    if msg.bot is not None:  # "race a bot" (a second seat): it takes seat 1 through dispatch, like a person
+        await ctx.bots.seat(lm, msg.bot, client)
 
 
 @routes.handles(p.Join)
