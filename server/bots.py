@@ -18,10 +18,11 @@ the result when no rematch follows, or when its match is dropped. Its moves
 are decided in the solver's worker processes (``Solving.bot_move``, with a
 time budget), never on the event loop's process.
 
-A bot race nobody plays in or watches ends: the bot leaves a lobby its
-human left, finishes its game once the human's is over and nobody is there
-(a human gone in the race is ended by the match after its grace period), and
-goes at a result nobody sees. ``BotRaces`` caps the races a connection, a
+A bot race nobody plays in or watches ends: once nobody has been there for
+``WAIT_ALONE_S`` (a page reloading comes back sooner), the bot leaves a
+lobby its human left, finishes its game if the human's is over (a human
+gone in the race is ended by the match after its grace period), and goes
+from a result nobody sees. ``BotRaces`` caps the races a connection, a
 player and the whole process may have going (``Settings.bots_per_*``).
 """
 
@@ -31,6 +32,7 @@ import asyncio
 import itertools
 import logging
 import random
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -49,6 +51,7 @@ from .store import PlayerRecord
 log = logging.getLogger(__name__)
 
 PACE_S = (0.6, 1.6)  # seconds between moves, uniform: a brisk human
+WAIT_ALONE_S = 30.0  # nobody there (a page reloading comes back): then the bot leaves or finishes
 RETRY_S = 1.0  # before resuming again when the store did not answer
 NAMES = {"greedy": "Greedy bot", "lookahead": "Lookahead bot"}
 
@@ -98,6 +101,7 @@ class BotPeer:
         self._ready_sent = False
         self._alone = False  # every human's game has ended
         self._met = False  # its human was seen connected in this match (a rematch's comes later)
+        self._alone_since: float | None = None  # since when it waits with nobody there (monotonic)
 
     # ---------------------------------------------------------- peer side
 
@@ -133,7 +137,14 @@ class BotPeer:
         """Read what the seat receives and act on it, until the race is over."""
         try:
             while True:
-                item = await self._inbox.get()
+                try:
+                    async with asyncio.timeout(self._patience()):
+                        item = await self._inbox.get()
+                except TimeoutError:  # left alone for WAIT_ALONE_S, in a lobby or at a result
+                    if not self._company():
+                        await self._give_up()
+                        return
+                    continue
                 if item is None:
                     return
                 if isinstance(item, int):
@@ -165,13 +176,10 @@ class BotPeer:
         """Act on one message; False when the bot is done."""
         if isinstance(msg, p.Lobby):
             others_ready = any(s.ready for s in msg.seats if s.seat != self.session.seat)
-            self._met = self._met or self._company()
-            if msg.status == "lobby" and self._met and not self._company():
-                self.session.command(p.Leave())  # its human left the lobby: nobody to race
-                await self._send()
-                return False
-            if msg.status == "finished" and not self._company():
-                return False  # nobody to ask for a rematch
+            company = self._company()
+            self._met = self._met or company
+            waiting = msg.status == "finished" or (msg.status == "lobby" and self._met)
+            self._alone_since = (self._alone_since or time.monotonic()) if waiting and not company else None
             if msg.status == "lobby" and others_ready and not self._ready_sent:
                 self._ready_sent = True
                 self.session.command(p.Ready())
@@ -179,17 +187,28 @@ class BotPeer:
             await self._play()
         elif isinstance(msg, p.Finished) and msg.seat != self.session.seat:
             self._alone = True  # two seats: the human's game is over, the result waits for the bot's
-            if not self._company():
-                await self._play()  # nobody waits for its game: it ends
         elif isinstance(msg, p.Result):
-            if not self._company():
-                return False
             self.session.command(p.Rematch())
+            if not self._company():
+                self._alone_since = self._alone_since or time.monotonic()
         elif isinstance(msg, p.Rematched):
             self._ready_sent, self._alone, self._met = False, False, False  # the session takes the new seat
+            self._alone_since = None
         elif isinstance(msg, p.Error) and msg.code in (p.ErrorCode.NOT_FOUND, p.ErrorCode.TAKEN_OVER):
             return False
         return True
+
+    def _patience(self) -> float | None:
+        """How long the bot waits for a message: for ever, unless it waits alone for company."""
+        if self._alone_since is None:
+            return None
+        return max(0.0, self._alone_since + WAIT_ALONE_S - time.monotonic())
+
+    async def _give_up(self) -> None:
+        """Nobody came back: leave a lobby (a result needs no leaving)."""
+        if self.live is not None and self.live.match.status == "lobby":
+            self.session.command(p.Leave())
+            await self._send()
 
     def _company(self) -> bool:
         """Whether anyone else is there: a racer connected (to any process), or a spectator here."""
@@ -206,8 +225,12 @@ class BotPeer:
         if s.game is None or s.game.is_over or s.trusting or not s.holding:
             return
         if self._alone and not self._company():
-            s.command(p.Finish())  # nobody plays or watches: the race ends now
-            return
+            self._alone_since = self._alone_since or time.monotonic()
+            if time.monotonic() >= self._alone_since + WAIT_ALONE_S:
+                s.command(p.Finish())  # nobody plays or watches, nor came back: the race ends now
+                return
+        elif self._alone_since is not None and self.live is not None and self.live.match.status == "playing":
+            self._alone_since = None  # someone is back
         await asyncio.sleep(self.rng.uniform(*self.pace_s))
         if s.game is None or s.game.is_over or not s.holding:
             return  # ended meanwhile (its time ran out, or it finished)

@@ -109,6 +109,7 @@ async def test_a_bot_race_nobody_is_in_ends_and_its_bot_goes(
 ) -> None:
     monkeypatch.setattr(server.match.state, "COUNTDOWN_MS", 50)
     monkeypatch.setattr(server.bots, "PACE_S", (0.05, 0.05))
+    monkeypatch.setattr(server.bots, "WAIT_ALONE_S", 0.3)
     app = await make_app(clock=now_ms, grace_ms=300)
     ann = await client(app)
     lobby_code, _ = await bot_race(app, ann)
@@ -125,3 +126,18 @@ async def test_a_bot_race_nobody_is_in_ends_and_its_bot_goes(
     assert lm.match.result is not None and lm.match.result.seats[0].reason == "abandoned"
     await until(lambda: not lm.seats and not app.bots.bots)  # and nobody is left to ask for a rematch
     assert lm.match.seat(1).last_seq < 20  # it played on at its pace for the grace period, no more
+
+
+async def test_a_human_back_soon_finds_the_bot_still_there(make_app: MakeAppT) -> None:
+    """A page that reloads, or moves to the match's address, drops its connection for a moment."""
+    app = await make_app()
+    ann = await client(app)
+    code, bot = await bot_race(app, ann)
+    created = next(m for m in ann.received if m["type"] == "created")
+    await until(lambda: app.hub.live[code].match.seat(1) is not None)
+    await ann.close()
+    back = await client(app)
+    await back.request({"type": "resume", "match": code, "token": created["token"], "last_ev": 0}, "resumed")
+    await back.send({"type": "ready"})
+    await back.expect("countdown", timeout=10)  # the bot readied too: it stayed
+    assert app.hub.live[code].seats[1] is bot
