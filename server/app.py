@@ -22,17 +22,20 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from . import handlers
 from . import protocol as p
 from .addresses import PerAddress
+from .bots import BotRaces
 from .bus import Bus, open_bus
 from .dispatch import Client
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .handlers.ratings import RatingNews
 from .http import TOO_MANY_CONNECTIONS, Http
 from .hub import Hub
+from .limits import Buckets
 from .live_races import LiveRaces
 from .liveness import Liveness
 from .metrics import Metrics
 from .protocol import now_ms
 from .quick import QuickRaces
+from .replay import Replays
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
@@ -55,12 +58,16 @@ class App:
         self.clock = clock
         self.instance = secrets.token_hex(4)
         self.daily_secret = ""  # loaded in start()
-        self.solving = Solving(store, settings.par_budget_s, settings.par_nodes)
+        self.solving = Solving(
+            store, settings.par_budget_s, settings.par_nodes, settings.hints_per_min, settings.hint_burst
+        )
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.liveness = Liveness(self.hub, store, self.instance)
         self.quick = QuickRaces(self)
+        self.bots = BotRaces(self)
+        self.resumes = Buckets(settings.resumes_per_min / 60, settings.resume_burst)  # by seat
         self.live_races = LiveRaces(store, clock, settings.live_every_s)
-        self.hub.followers += [self.quick, self.live_races, RatingNews(self)]
+        self.hub.followers += [self.quick, self.live_races, RatingNews(self), Replays(store)]
         self.connections: set[Connection] = set()
         self.writes = WriteBatch()  # the frames of one turn of the loop, one write per connection
         self.metrics = Metrics(self.connections, self.hub)

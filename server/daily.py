@@ -162,6 +162,12 @@ def check_watch(day: str | None, now: int) -> None:
         )
 
 
+def check_hint(day: str | None, now: int) -> None:
+    """No solver hints on a daily deal while its day runs: whoever asked could pass its play on."""
+    if day is not None and not is_over(day, now):
+        raise Refused(ErrorCode.NOT_YET, f"hints on the {day} daily's deal open when that day is over")
+
+
 def check_replay(day: str | None, now: int) -> None:
     if day is not None and not is_over(day, now):
         raise Refused(ErrorCode.NOT_YET, f"replays of the {day} daily open when that day is over")

@@ -16,6 +16,7 @@ from . import protocol as p
 from .addresses import PerAddress
 from .errors import GripError
 from .hub import Hub
+from .limits import Buckets
 from .live import LiveMatch, Peer
 from .metrics import Metrics
 from .settings import Settings
@@ -40,6 +41,17 @@ class Client(Peer, Protocol):
     request_host: str | None  # the Host its connection was opened with (none for a bot)
 
 
+class Bots(Protocol):
+    """ "Race a bot": the process's bot races (``server/bots.py``'s ``BotRaces``), given to the
+    handlers rather than imported, since the bots' commands run through the handlers."""
+
+    def check(self, owner: Client) -> None:
+        """Refused if ``owner`` may not start another bot race now."""
+
+    async def seat(self, lm: LiveMatch, strategy: str, owner: Client) -> None:
+        """Seat a bot in ``lm``'s free seat and let it play."""
+
+
 class Context(Protocol):
     """What a handler may use of its server process (``App``)."""
 
@@ -54,9 +66,14 @@ class Context(Protocol):
     metrics: Metrics
     quick: QuickRaces
     live_races: LiveRaces
+    resumes: Buckets  # a seat's resumes that replay its log
     clock: Callable[[], int]
     instance: str
     daily_secret: str
+
+    @property
+    def bots(self) -> Bots:
+        """The process's bot races."""
 
     @property
     def port(self) -> int:

@@ -3,15 +3,18 @@
 Everything but a WebSocket upgrade is answered here, before websockets
 would (``process_request``). An upgrade is let through only from an allowed
 page (server/origins.py): a page elsewhere must not play with its visitor's
-identity. ``/metrics`` is the operator's: on the ``--metrics`` address when
-there is one (``operator_request``), else on this port to this machine only.
-Every answer says the page runs only its own scripts and styles, talks only
-to its own server and is never framed (``SECURITY_HEADERS``).
+identity. ``/api/`` answers (a replay is a megabyte) are rate-limited per
+client address (``Settings.api_rate_per_s``): 429 with Retry-After past it.
+``/metrics`` is the operator's: on the ``--metrics`` address when there is
+one (``operator_request``), else on this port to this machine only. Every
+answer says the page runs only its own scripts and styles, talks only to its
+own server and is never framed (``SECURITY_HEADERS``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import mimetypes
 import re
 from collections.abc import Callable
@@ -27,6 +30,7 @@ from . import protocol as p
 from .addresses import PerAddress, client_key, parse_ip
 from .bus import Bus
 from .engine.variants import describe as describe_variants
+from .limits import Buckets
 from .metrics import Metrics
 from .origins import PageCheck
 from .replay import replay_json
@@ -68,6 +72,7 @@ class Http:
         self.clock = clock
         self.pages = PageCheck(settings)
         self.addresses = addresses
+        self._api = Buckets(settings.api_rate_per_s, settings.api_burst)  # per client address
 
     async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """The answer to a plain HTTP request; None lets a WebSocket upgrade through."""
@@ -82,11 +87,18 @@ class Http:
             return await self._healthz()
         if path == "/metrics" and self.settings.metrics is None and _loopback(connection):
             return self._metrics()
+        if path.startswith("/api/") and (wait := self._api.take(self._api_key(connection, request))):
+            return _too_many(wait)
         if path == "/api/variants":
             return _response(200, VARIANTS_JSON, "application/json")
         if path.startswith("/api/replay/"):
-            status, body = await replay_json(self.store, path, self.clock())
-            return _response(status, body, "application/json")
+            takes_gzip = "gzip" in request.headers.get("Accept-Encoding", "")
+            status, body, gzipped = await replay_json(self.store, path, self.clock(), takes_gzip)
+            response = _response(status, body, "application/json")
+            response.headers["Vary"] = "Accept-Encoding"
+            if gzipped:
+                response.headers["Content-Encoding"] = "gzip"
+            return response
         return self._static(path)
 
     def client_key(self, connection: ServerConnection, request: Request | None) -> str | None:
@@ -105,6 +117,10 @@ class Http:
 
     def _metrics(self) -> Response:
         return _response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+
+    def _api_key(self, connection: ServerConnection, request: Request) -> str:
+        """Whom an ``/api/`` request counts for: its client, or this machine as one client."""
+        return self.client_key(connection, request) or str(connection.remote_address[0])
 
     async def _healthz(self) -> Response:
         status = {"bus": bool(self.bus.healthy), "store": await self.store.ping()}
@@ -145,6 +161,15 @@ def _loopback(connection: ServerConnection) -> bool:
     """Whether the request came from this machine (a proxy here counts: deploy/nginx.conf keeps /metrics)."""
     ip = parse_ip(str(connection.remote_address[0]))
     return ip is not None and ip.is_loopback
+
+
+def _too_many(wait: float) -> Response:
+    """429 with Retry-After: the API answers cost the server, each address has a quota."""
+    seconds = math.ceil(wait)
+    body = json.dumps({"error": "rate_limited", "message": f"too many requests: try again in {seconds} s"})
+    response = _response(429, body.encode(), "application/json")
+    response.headers["Retry-After"] = str(seconds)
+    return response
 
 
 def _response(status: int, body: bytes, content_type: str) -> Response:

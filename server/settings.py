@@ -38,4 +38,17 @@ class Settings:
     live_every_s: float = 2.0  # how often the list of live races is written and sent again
     par_budget_s: float = 10.0  # the solver's time for a past daily deal's par
     par_nodes: int = 10**9
+    # Bot races going at once ("race a bot": a worker's time a move): a connection's, a player's,
+    # this process's.
+    bots_per_connection: int = 2
+    bots_per_player: int = 3
+    bots_total: int = 32
+    # Resumes of one seat that replay its log (a long game's is a tenth of a second of CPU): past
+    # these, each waits its turn.
+    resumes_per_min: float = 12.0
+    resume_burst: int = 5
+    hints_per_min: float = 20.0  # solver hints a player may ask a minute on average...
+    hint_burst: int = 10  # ...in bursts of up to this many
+    api_rate_per_s: float = 5.0  # /api/ requests a second per client address on average...
+    api_burst: int = 20  # ...in bursts of up to this many
     web_root: Path = WEB_ROOT

@@ -1,28 +1,39 @@
-"""Solver work off the event loop: a past day's par, and hints for practice games.
+"""Solver work off the event loop: a past day's par, hints for practice games, bots' moves.
 
-Both take the solver seconds of CPU, which must not stall the event loop that
-serves every match, so they run in worker processes. A day's par is solved
+Each may take the solver seconds of CPU, which must not stall the event loop
+that serves every match (nor share its GIL), so they run in worker processes. A day's par is solved
 once and stored (published with the day's seed); a hint that takes too long
-gives way to the greedy move, so a player always gets an answer.
+gives way to the greedy move, so a player always gets an answer, and so
+does a bot whose move takes longer than ``BOT_THINK_S``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import multiprocessing
+import os
 import random
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 from . import daily
 from .engine import Game
 from .engine.players import greedy_move, hint
 from .engine.solver import solve
+from .engine.view_players import STRATEGIES, greedy_view
+from .errors import ErrorCode, Refused
+from .limits import Buckets
 from .store import Store, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 HINT_TIMEOUT_S = 3.0
+#: The workers yield the CPU to the server's process: on a box with as many cores as
+#: workers, their solving must not slow down the event loop that serves every match.
+WORKER_NICENESS = 10
+BOT_THINK_S = 1.0  # a bot's time for a move (it plays one every second or so)
 
 
 def solve_par(seed: str, budget_s: float, max_nodes: int) -> int:
@@ -35,9 +46,17 @@ def hint_text(seed: str, variant: str, moves: list[str]) -> str | None:
     return None if move is None else str(move)
 
 
+def bot_move(strategy: str, view: dict[str, Any]) -> str | None:
+    """A bot's move from its view (``engine.view_players``): what a racer at the table sees."""
+    return STRATEGIES[strategy](view)
+
+
 class Solving:
-    def __init__(self, store: Store, par_budget_s: float, par_nodes: int) -> None:
+    def __init__(
+        self, store: Store, par_budget_s: float, par_nodes: int, hints_per_min: float, hint_burst: int
+    ) -> None:
         self._store = store
+        self._hints = Buckets(hints_per_min / 60, hint_burst)
         self._par_budget_s = par_budget_s
         self._par_nodes = par_nodes
         self._pool: ProcessPoolExecutor | None = None
@@ -45,7 +64,12 @@ class Solving:
 
     def _workers(self) -> ProcessPoolExecutor:
         if self._pool is None:  # started on first use: most processes never need it
-            self._pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                2,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=os.nice,
+                initargs=(WORKER_NICENESS,),
+            )
         return self._pool
 
     async def par(self, day: str, seed: str) -> int | None:
@@ -74,8 +98,15 @@ class Solving:
         finally:
             del self._solving[day]
 
-    async def hint(self, game: Game) -> str | None:
-        """A suggested move for ``game``; the greedy one if the hint player runs out of time."""
+    async def hint(self, game: Game, asker: str) -> str | None:
+        """A suggested move for ``game``; the greedy one if the hint player runs out of time.
+
+        Each hint may keep a worker busy for seconds: ``asker`` (a player, or
+        a connection without one) has a quota, past which it is refused.
+        """
+        wait = self._hints.take(asker)
+        if wait:
+            raise Refused(ErrorCode.RATE_LIMITED, f"that is a lot of hints: the next in {math.ceil(wait)} s")
         moves = [str(m) for m in game.moves]
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(self._workers(), hint_text, game.seed, game.variant.name, moves)
@@ -84,6 +115,15 @@ class Solving:
         except TimeoutError:
             fallback = greedy_move(game)
             return None if fallback is None else str(fallback)
+
+    async def bot_move(self, strategy: str, view: dict[str, Any]) -> str | None:
+        """A bot's move, decided in a worker; the greedy one if it takes longer than ``BOT_THINK_S``."""
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self._workers(), bot_move, strategy, view)
+        try:
+            return await asyncio.wait_for(work, BOT_THINK_S)
+        except TimeoutError:
+            return greedy_view(view)
 
     async def close(self) -> None:
         for task in list(self._solving.values()):

@@ -36,7 +36,7 @@ RANKS = "23456789TJQK"
 Card = tuple[int, str] | None  # (value 2..13, suit); None: a card the player cannot see
 MAX_DEPTH = 4
 MAX_NODES = 300
-LOOKAHEAD_SOLVE_S = 0.3  # runs on the server's event loop for bots: keep it short
+LOOKAHEAD_SOLVE_S = 0.3  # a bot's move: keep it short (it shares the server's workers)
 
 
 def greedy_view(view: Mapping[str, Any]) -> str | None:

@@ -95,7 +95,11 @@ async def _attempt_over(ctx: Context, attempt: str, player: str) -> bool:
 
 
 async def _day_info(ctx: Context, day: str, players: int) -> p.DayInfo:
-    """A day's public facts: the seed and its par only once the day is over."""
+    """A day's public facts: the seed only once the day is over, and its par if it had games too.
+
+    A par takes a worker seconds to solve and is stored for good: it is not
+    solved for a day nobody played (any day back to 1970 can be asked for).
+    """
     seed = daily.seed(ctx.daily_secret, day)
     revealed = daily.is_over(day, ctx.clock())
     return p.DayInfo(
@@ -103,7 +107,7 @@ async def _day_info(ctx: Context, day: str, players: int) -> p.DayInfo:
         commitment=daily.commitment(seed),
         seed=seed if revealed else None,
         players=players,
-        par=await ctx.solving.par(day, seed) if revealed else None,
+        par=await ctx.solving.par(day, seed) if revealed and players else None,
     )
 
 

@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable
 
 from .. import protocol as p
-from ..bots import seat_bot
-from ..daily import check_watch
+from ..daily import check_hint, check_watch
 from ..dispatch import Client, Context, Routes
 from ..engine import Game
 from ..errors import Conflict, ErrorCode, Refused
@@ -41,6 +40,8 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
     code, day, ranked, claim = new_code(), None, False, None
     if msg.rated and client.player is None:
         raise Refused(ErrorCode.BAD_KEY, "say hello first: a rated race rates who you are")
+    if msg.bot is not None:
+        ctx.bots.check(client)
     if msg.daily:
         day, seed, ranked, claim = await daily.enter(ctx, client, msg, code)
     events = Match.open(
@@ -69,8 +70,8 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
     client.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
     await take_seat(ctx, client, lm, 0)
     await _close_previous_lobby(ctx, client, lm.match.id, token)
-    if msg.bot is not None:  # the protocol allows a bot only with a second seat
-        await seat_bot(ctx, lm, msg.bot)  # "race a bot": it takes seat 1 through dispatch, like a person
+    if msg.bot is not None:  # "race a bot" (a second seat): it takes seat 1 through dispatch, like a person
+        await ctx.bots.seat(lm, msg.bot, client)
 
 
 async def _close_previous_lobby(ctx: Context, client: Client, match_id: str, token: str) -> None:
@@ -133,6 +134,9 @@ async def on_watch(ctx: Context, client: Client, msg: p.Watch) -> None:
 async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     lm = await ctx.hub.get(msg.match)
     seat = lm.match.seat_of_token(msg.token)
+    if msg.last_ev < lm.match.ev:  # it replays the log: a seat resuming again and again waits its turn
+        while wait := ctx.resumes.take(f"{msg.match}:{seat}"):
+            await asyncio.sleep(wait)
     await unbind(ctx, client)
     m = lm.match
     missed: list[p.Message] = []
@@ -212,7 +216,10 @@ async def on_leave(ctx: Context, client: Client, msg: p.Leave) -> None:
 @routes.handles(p.HintRequest)
 async def on_hint(ctx: Context, client: Client, msg: p.HintRequest) -> None:
     lm, seat = seated(client)
-    client.send(p.Hint(move=await ctx.solving.hint(_practice_game(lm.match, seat))))
+    game = _practice_game(lm.match, seat)
+    check_hint(lm.match.daily, ctx.clock())
+    asker = client.player.id if client.player is not None else client.id
+    client.send(p.Hint(move=await ctx.solving.hint(game, asker)))
 
 
 @routes.handles(p.UndoRequest)

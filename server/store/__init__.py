@@ -137,6 +137,13 @@ class Store(Protocol):
 
     async def result(self, match_id: str) -> Result | None: ...
 
+    async def save_replay(self, match_id: str, day: str | None, body: bytes) -> None:
+        """Keep a decided match's replay (gzipped JSON, ``server/replay.py``) as long as its result,
+        with its daily day."""
+
+    async def replay(self, match_id: str) -> tuple[str | None, bytes] | None:
+        """The kept replay of a match, and its daily day; None if none was kept."""
+
     async def player(self, player_id: str) -> PlayerRecord | None: ...
 
     async def save_player(self, player: PlayerRecord) -> None: ...

@@ -8,6 +8,7 @@ share a slot, so one script may write them all):
 - ``grip:match:{ID}`` hash: variant, seed, status, times, for operators.
 - ``grip:seat:{ID}:<n>``: the connection holding the seat (its lease).
 - ``grip:result:{ID}``: the result JSON, written with the ``decided`` event.
+- ``grip:replay:{ID}``: the replay's gzipped JSON (``server/replay.py``), after its daily day and a newline.
 - ``grip:instance:{live}:<instance>``: a server process's heartbeat, expiring unless
   renewed. One tag for all: in a cluster they share a master, so a failover stops
   every process's heartbeat at once, and none takes the others for dead (each
@@ -487,6 +488,17 @@ class RedisStore:
     async def save_player(self, player: PlayerRecord) -> None:
         mapping = {"key_hash": player.key_hash, "name": player.name, "created_at": player.created_at}
         await self.call(self._redis.hset(f"grip:player:{_checked(player.id)}", mapping=mapping))  # type: ignore[arg-type]
+
+    async def save_replay(self, match_id: str, day: str | None, body: bytes) -> None:
+        kept = (day or "").encode() + b"\n" + body
+        await self.call(self._redis.set(f"grip:replay:{{{match_id}}}", kept, ex=FINISHED_TTL_S))
+
+    async def replay(self, match_id: str) -> tuple[str | None, bytes] | None:
+        kept = await self.call(self._redis.get(f"grip:replay:{{{match_id}}}"))
+        if kept is None:
+            return None
+        day, _, body = bytes(kept).partition(b"\n")
+        return day.decode() or None, body
 
     async def setting(self, key: str, fresh: str | None = None) -> str | None:
         if fresh is not None:

@@ -91,6 +91,7 @@ CREATE TABLE IF NOT EXISTS rating_history (
     player TEXT NOT NULL, variant TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (player, variant, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS replays (match TEXT PRIMARY KEY, daily TEXT, body BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS live_races (match TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
 """
 )
@@ -421,6 +422,15 @@ class SqliteStore:
     async def result(self, match_id: str) -> Result | None:
         row = self._db.execute("SELECT body FROM results WHERE match = ?", (match_id,)).fetchone()
         return None if row is None else Result.model_validate_json(row[0])
+
+    async def save_replay(self, match_id: str, day: str | None, body: bytes) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO replays (match, daily, body) VALUES (?, ?, ?)", (match_id, day, body)
+        )
+
+    async def replay(self, match_id: str) -> tuple[str | None, bytes] | None:
+        row = self._db.execute("SELECT daily, body FROM replays WHERE match = ?", (match_id,)).fetchone()
+        return None if row is None else (row[0], bytes(row[1]))
 
     async def player(self, player_id: str) -> PlayerRecord | None:
         row = self._db.execute(

@@ -230,7 +230,7 @@ def test_a_racer_away_mid_race_is_marked_and_spectators_are_told_of_the_lag() ->
 async def test_a_slow_hint_does_not_hold_up_typing(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     thinking, answer = asyncio.Event(), asyncio.Event()
 
-    async def slow_hint(self: object, game: object) -> str:
+    async def slow_hint(self: object, game: object, asker: str) -> str:
         thinking.set()
         await answer.wait()  # the hint player takes its time
         return "T"

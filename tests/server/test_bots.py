@@ -88,19 +88,3 @@ async def test_a_bot_plays_on_after_a_rolled_back_store_reloads_its_match(
     snapshot_redis.start()
     await bot_moves(before + 3)  # reloaded with fewer, then past where it was: it played on
     assert await ann.closed() == 1013  # the human was told to resume as well
-
-
-async def test_once_the_human_has_finished_the_bot_plays_out_at_once(
-    make_app: MakeAppT, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Its human pace is for the race; after it, the human would wait a minute for the result."""
-    monkeypatch.setattr(server.match.state, "COUNTDOWN_MS", 50)
-    monkeypatch.setattr(server.bots, "PACE_S", (2.0, 2.0))  # a greedy game at this pace: minutes
-    app = await make_app(clock=now_ms)
-    ann = await client(app)
-    await ann.request({"type": "create", "seed": "5", "bot": "greedy"}, "created")
-    await ann.send({"type": "ready"})
-    await ann.expect("start", timeout=10)
-    await ann.send({"type": "finish"})
-    result = await ann.expect("result", timeout=15)
-    assert len(result["seats"][1]["moves"]) > 10  # the bot's whole game, in seconds

@@ -347,3 +347,25 @@ async def test_a_daily_result_sent_after_its_day_carries_the_seed(
     result = await ann.expect("result")
     board = await ann.request({"type": "leaderboard", "day": DAY}, "leaderboard")
     assert result["seed"] == board["day"]["seed"] is not None
+
+
+async def test_no_hints_on_the_days_deal_until_the_day_is_over(app: App) -> None:
+    """A throwaway identity resigns its attempt, then asks the solver how to play today's deal (issue 19)."""
+    ann, _ = await player(app, "Ann")
+    attempt = await play_daily(app, ann, 0)
+    practice = await ann.request({"type": "create", "daily": True, "seats": 1}, "created")
+    assert practice["match"] != attempt["match"]
+    await ann.send({"type": "ready"})
+    await ann.expect("countdown")
+    kick(app, practice["match"], COUNTDOWN_MS)
+    await ann.expect("start")
+    refused = await ann.request({"type": "hint"}, "error")
+    assert refused["code"] == "not_yet" and DAY in refused["message"]
+
+
+async def test_no_par_is_solved_for_a_day_without_games(app: App) -> None:
+    """Any past day can be asked for; a par costs a worker seconds and is stored for good (issue 19)."""
+    ann, _ = await player(app, "Ann")
+    board = await ann.request({"type": "leaderboard", "day": "1970-01-01"}, "leaderboard")
+    assert board["day"]["par"] is None and board["day"]["seed"] is not None
+    assert app.solving._solving == {} and await app.store.setting("par:1970-01-01") is None

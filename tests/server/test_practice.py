@@ -40,3 +40,19 @@ async def test_no_hints_or_undo_in_a_race(make_app: MakeAppT) -> None:
     a = race.players[0]
     assert (await a.request({"type": "hint"}, "error"))["code"] == "not_allowed"
     assert (await a.request({"type": "undo"}, "error"))["code"] == "not_allowed"
+
+
+async def test_a_player_who_asks_hint_after_hint_is_refused_past_the_quota(make_app: MakeAppT) -> None:
+    """Each hint may keep a solver worker busy for seconds: a player has a quota (issue 19)."""
+    app = await make_app(hints_per_min=0.001, hint_burst=2)
+    c = await client(app)
+    await c.request({"type": "hello", "name": "Ann"}, "welcome")
+    created = await c.request({"type": "create", "seats": 1, "deal": 4}, "created")
+    await c.send({"type": "ready"})
+    await c.expect("countdown")
+    kick(app, created["match"], COUNTDOWN_MS)
+    await c.expect("start")
+    for _ in range(2):
+        await c.request({"type": "hint"}, "hint", timeout=30)
+    refused = await c.request({"type": "hint"}, "error")
+    assert refused["code"] == "rate_limited" and "hints" in refused["message"]

@@ -81,3 +81,32 @@ async def test_a_resume_with_nothing_missed_reads_no_log(
     )
     assert resumed["missed"] == [] and resumed["last_seq"] == 3
     assert reads[0] == 0 and views[0] == 1  # the snapshot's own view, and nothing else
+
+
+async def test_a_seat_resuming_from_far_back_again_and_again_waits_its_turn(
+    make_app: MakeAppT, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """7 resumes a second of a long game, each replaying its log, held a bystander up by 70 ms (issue 19)."""
+    app = await make_app(resumes_per_min=300.0, resume_burst=2)  # then one each 0.2 s
+    race = await start_race(app)
+    await race.move(0)
+    waits: list[float] = []
+    real_take = app.resumes.take
+
+    def take(key: str) -> float:
+        waits.append(real_take(key))
+        return waits[-1]
+
+    monkeypatch.setattr(app.resumes, "take", take)
+    again = await client(app)
+    for _ in range(3):
+        resumed = await again.request(
+            {"type": "resume", "match": race.code, "token": race.tokens[0], "last_ev": 0}, "resumed"
+        )
+        assert resumed["last_seq"] == 1
+    assert waits[:2] == [0.0, 0.0] and waits[2] > 0 and waits[-1] == 0.0  # the third waited, then went
+    asked, last_ev = len(waits), app.hub.live[race.code].match.ev
+    await again.request(  # nothing missed: nothing to replay, no turn to wait
+        {"type": "resume", "match": race.code, "token": race.tokens[0], "last_ev": last_ev}, "resumed"
+    )
+    assert len(waits) == asked
