@@ -24,29 +24,37 @@ from server.bots import BotPeer
 from server.protocol import now_ms
 
 
-async def bot_race(app: App, c: WsClient) -> tuple[str, BotPeer]:
-    code = (await c.request({"type": "create", "seed": "5", "bot": "greedy"}, "created"))["match"]
-    bot = app.hub.live[code].seats[1]
-    assert isinstance(bot, BotPeer)
-    return code, bot
-
-
 async def until(condition: Any, timeout: float = 15) -> None:
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.01)
 
 
+async def bot_race(app: App, c: WsClient) -> tuple[str, BotPeer]:
+    code = (await c.request({"type": "create", "seed": "5", "bot": "greedy"}, "created"))["match"]
+    await until(lambda: 1 in app.hub.live[code].seats)
+    bot = app.hub.live[code].seats[1]
+    assert isinstance(bot, BotPeer)
+    return code, bot
+
+
+async def started_bot_race(app: App, c: WsClient) -> str:
+    """A bot race past its lobby: the creator's next lobby would call off one still open."""
+    code, _ = await bot_race(app, c)
+    await c.request({"type": "ready"}, "countdown")
+    return code
+
+
 async def test_bot_races_are_capped_per_connection_per_player_and_in_all(make_app: MakeAppT) -> None:
     app = await make_app(bots_per_connection=1, bots_per_player=2, bots_total=3)
     ann = await client(app)
     me = await ann.request({"type": "hello", "name": "Ann"}, "welcome")
-    code, _ = await bot_race(app, ann)
+    code = await started_bot_race(app, ann)
     refused = await ann.request({"type": "create", "bot": "greedy"}, "error")
     assert refused["code"] == "not_allowed" and code in refused["message"]
     tab = await client(app)  # Ann on another connection
     await tab.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
-    await bot_race(app, tab)
+    await started_bot_race(app, tab)
     third = await client(app)
     await third.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
     assert (await third.request({"type": "create", "bot": "greedy"}, "error"))["code"] == "not_allowed"
