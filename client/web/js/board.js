@@ -1,9 +1,10 @@
-// A Devil's Grip board drawn from a view (the server's, today: see race-state.js). Interactive
+// A Devil's Grip board drawn from a view (the page's rules engine's: see race-state.js). Interactive
 // boards offer the moves of the view's `legal` list only: the page matches the player's clicks
-// (or drags, or keys) against that list and sends the move's text. Rows and columns carry the
+// (or drags, or keys) against that list and sends the move's text. A card the server has still to
+// reveal ("??") is drawn face down. Rows and columns carry the
 // notation's names, and each row says what it builds.
 
-import { t, rankText, cardName, suitSymbol } from "./i18n.js";
+import { t, rankText, cardName, suitSymbol, FACE_DOWN } from "./i18n.js";
 import { el } from "./dom.js";
 import { parseMove, movePlaces } from "./notation.js";
 import { totalCards } from "./variants.js";
@@ -17,6 +18,7 @@ export function parseLegal(legal) {
 }
 
 export function cardEl(card, extra = "") {
+  if (card === FACE_DOWN) return el("span", { class: `card back ${extra}`, "data-card": card, "aria-hidden": "true" });
   const r = card.slice(0, -1), s = card.slice(-1);
   const red = s === "H" || s === "D";
   return el(
@@ -56,12 +58,28 @@ export class Board {
     if (this.interactive) this.bindPointer();
   }
 
+  /** Draw `view`. A pile or waste the player has selected stays selected while it still has a
+   * move (an ack that turns a card face up comes while the player picks their next move). */
   setView(view) {
+    const kept = this.selected;
     this.view = view;
     this.moves = this.interactive ? parseLegal(view.legal) : [];
-    this.clearSelection(false);
     this.hint = null;
-    this.render();
+    if (kept && this.sources().has(kept)) this.select(kept);
+    else {
+      this.clearSelection(false);
+      this.render();
+    }
+  }
+
+  /** The piles and wastes that some legal move starts from. */
+  sources() {
+    const out = new Set();
+    for (const m of this.moves) {
+      if (m.kind === "waste" || m.kind === "pile") out.add(m.from);
+      else if (m.kind === "swap") out.add(m.a).add(m.b);
+    }
+    return out;
   }
 
   setBusy(busy) {

@@ -1,6 +1,7 @@
 // Watching a race (/w/CODE): every racer's board, numbers and moves, as the server shows them to
 // spectators (during a race each board only as far as the other racer has drawn from the stock:
-// docs/protocol.md, "What spectators see of a live race"). The race is a RaceState (race-state.js).
+// docs/protocol.md, "What spectators see of a live race"). The race is a RaceState (race-state.js),
+// which rebuilds each board from the snapshot and the moves the server sends (protocol v2).
 import { el } from "./dom.js";
 import { t, errorText } from "./i18n.js";
 import { Board } from "./board.js";
@@ -18,7 +19,7 @@ export function watchScreen({ app, net, navigate, toast }, code) {
   const lagNote = el("p", { class: "note spec-lag", id: "spec-lag", i18n: "spectator_lag" });
   app.replaceChildren(top, panel, lagNote, cols);
   const boards = {};
-  net.send({ type: "watch", match: code });
+  net.send(state.watchFrame());
 
   function drawTop() {
     fill(
@@ -91,7 +92,7 @@ export function watchScreen({ app, net, navigate, toast }, code) {
     rerender: drawAll,
     destroy: () => clock.stop(),
     onReconnect() {
-      net.send({ type: "watch", match: code });
+      net.send(state.watchFrame());
     },
     onMessage(msg) {
       switch (msg.type) {
@@ -115,7 +116,7 @@ export function watchScreen({ app, net, navigate, toast }, code) {
         case "progress":
         case "finished":
         case "result":
-          state.receive(msg);
+          for (const frame of state.receive(msg)) net.send(frame); // a new watch, if a board disagreed
           if (msg.type === "countdown") app.append(countdownOverlay(state));
           drawAll();
           if (msg.type === "result") showResult();
