@@ -10,17 +10,9 @@ from playwright.sync_api import expect
 from server.engine import Game, Move
 from server.http import CSP
 
-from .helpers import BOARD, moves, play_any_move, wait_moves
+from .helpers import BOARD, moves, play_any_move, start_practice, wait_moves
 
 LANGS = ["en", "de", "it", "nl", "pt"]
-
-
-def start_practice(page: Any, url: str, deal: str) -> None:
-    page.goto(f"{url}practice")
-    page.fill("#deal", deal)
-    page.click("#start-practice")
-    expect(page.locator(f"{BOARD} .pile")).to_have_count(24)
-    expect(page.locator("#hint")).to_be_visible()
 
 
 def test_phone_fits_whole_grid_and_practice_has_hint_and_undo(server_url: str, pages: Any, shot: Any) -> None:

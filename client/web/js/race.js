@@ -280,6 +280,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   function drawBoard() {
     const view = state.view();
     boardBox.hidden = !view;
+    boardBox.dataset.waiting = String(state.waiting); // moves drawn whose acks are still to come
     if (view) {
       board.name = t("you");
       board.setView(view);
@@ -362,6 +363,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   }
 
   return {
+    state,
     rerender: drawAll,
     destroy() {
       clock.stop();

@@ -89,6 +89,7 @@ export function watchScreen({ app, net, navigate, toast }, code) {
   drawAll();
 
   return {
+    state,
     rerender: drawAll,
     destroy: () => clock.stop(),
     onReconnect() {
