@@ -64,6 +64,8 @@ export class RaceState {
     this.resyncing = false; // a snapshot (`resumed`, `watching`) is on its way: what comes before it is past
     this.divergences = 0; // times a check or reveal disagreed with the engine here
     this.refusal = null; // the last `rejected` that refused a move of this page's (not a stale one)
+    this.revision = 0; // counts what was played and received: a board's view is made once per revision
+    this.views = new WeakMap(); // game -> {revision, view}
   }
 
   // ------------------------------------------------------------ what the page shows
@@ -76,7 +78,12 @@ export class RaceState {
   /** A board ready to draw (the v1 view's shape, "??" for a card still face down), or null before the start. */
   view(seat = this.seat) {
     const game = this.shown[seat];
-    return game ? game.view() : null;
+    if (!game) return null;
+    const cached = this.views.get(game);
+    if (cached && cached.revision === this.revision) return cached.view;
+    const view = game.view();
+    this.views.set(game, { revision: this.revision, view });
+    return view;
   }
 
   /** Whether the racer's moves are waiting for acks (what is shown is then ahead of the server). */
@@ -132,6 +139,7 @@ export class RaceState {
   /** The racer's move, played here at once: the frame to send, or null if there is no board to
    * play it on (yet, or a snapshot is on its way) or the rules refuse it. */
   play(move) {
+    this.revision += 1;
     const game = this.shown[this.seat];
     if (!game || this.resyncing) return null;
     const recorded = tryPlay(game, move);
@@ -153,6 +161,7 @@ export class RaceState {
    * a new watch).
    */
   receive(msg, replay = false) {
+    this.revision += 1;
     if (typeof msg.ev === "number" && msg.ev > this.lastEv) this.lastEv = msg.ev;
     switch (msg.type) {
       case "joined":

@@ -75,7 +75,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     drawBoard();
     drawSide();
     net.send(frame);
-    beep(600, 30);
+    setTimeout(() => beep(600, 30)); // after the frame that shows the move
   }
 
   /** A practice game needs no "ready" click: send it once for the player. */
