@@ -140,7 +140,9 @@ def main() -> None:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         with server(ROOT) as port:
-            runs[f"v2 page, {args.rtt_ms:g} ms round trip"] = clicks_on(browser, port, args.rtt_ms, args.clicks)
+            runs[f"v2 page, {args.rtt_ms:g} ms round trip"] = clicks_on(
+                browser, port, args.rtt_ms, args.clicks
+            )
         with old_tree(args.v1_ref) as tree, server(tree) as port:
             runs[f"v1 page ({args.v1_ref}), {args.rtt_ms:g} ms round trip"] = clicks_on(
                 browser, port, args.rtt_ms, args.clicks
@@ -153,7 +155,9 @@ def main() -> None:
         print(f"{name:44} {pct(ms, 0.5):7.1f} {pct(ms, 0.9):7.1f} {pct(ms, 0.95):7.1f} {max(ms):7.1f}")
     v2, v1 = list(runs.values())[:2]
     print(f"v1 / v2 at p50: {pct(v1, 0.5) / pct(v2, 0.5):.1f}x; at p95: {pct(v1, 0.95) / pct(v2, 0.95):.1f}x")
-    print(f"targets: p50 <= 16 ms {'met' if pct(v2, 0.5) <= 16 else 'NOT met'}, p95 <= 33 ms {'met' if pct(v2, 0.95) <= 33 else 'NOT met'}")
+    print(
+        f"targets: p50 <= 16 ms {'met' if pct(v2, 0.5) <= 16 else 'NOT met'}, p95 <= 33 ms {'met' if pct(v2, 0.95) <= 33 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

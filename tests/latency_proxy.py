@@ -70,9 +70,10 @@ class LatencyProxy:
     async def _stop(self) -> None:
         assert self._server is not None
         self._server.close()
-        for task in asyncio.all_tasks():
-            if task is not asyncio.current_task():
-                task.cancel()
+        connections = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in connections:
+            task.cancel()
+        await asyncio.gather(*connections, return_exceptions=True)
 
     async def _connection(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         try:
