@@ -276,7 +276,8 @@ export class RaceState {
   }
 
   /** A move refused: it and every later one are void, and the board is the server's again (its
-   * `view` as of `last_seq`). Moves out of step (`out_of_order`) resume the seat instead. */
+   * `view` as of `last_seq`). Moves out of step (`out_of_order`), and a move the server could not
+   * tell it applied (`unavailable`), resume the seat instead. */
   rejected(msg) {
     if (this.resyncing) return [];
     if (this.stale.length && msg.seq === this.stale[0]) {
@@ -285,7 +286,7 @@ export class RaceState {
     }
     if (!this.trusted.some((m) => m.seq === msg.seq)) return [];
     this.refusal = msg;
-    if (msg.code === "out_of_order" || !msg.view) return this.resync();
+    if (msg.code === "out_of_order" || msg.code === "unavailable" || !msg.view) return this.resync();
     this.stale = this.trusted.filter((m) => m.seq > msg.seq).map((m) => m.seq);
     return this.rebuild(msg.view, msg.last_seq, []);
   }

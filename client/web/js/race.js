@@ -409,7 +409,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
         case "rejected":
           if (state.refusal === msg) {
             // the move (and those after it) taken back: the board is the server's again
-            toast(msg.code === "out_of_order" ? errorText(msg.code) : `${errorText(msg.code)} ${t("board_restored")}`);
+            toast(state.resyncing ? errorText(msg.code) : `${errorText(msg.code)} ${t("board_restored")}`);
             ui.hint = null;
           }
           drawBoard();
