@@ -33,6 +33,8 @@ class LatencyProxy:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
         self._released: asyncio.Event | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
 
     def __enter__(self) -> LatencyProxy:
         self._thread.start()
@@ -70,22 +72,31 @@ class LatencyProxy:
     async def _stop(self) -> None:
         assert self._server is not None
         self._server.close()
-        connections = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in connections:
-            task.cancel()
-        await asyncio.gather(*connections, return_exceptions=True)
+        assert self._released is not None
+        self._released.set()
+        for writer in self._writers:
+            writer.transport.abort()  # each pipe then ends as for a closed connection
+        if self._connections:
+            await asyncio.wait(self._connections, timeout=5)
 
     async def _connection(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
         try:
             server_r, server_w = await asyncio.open_connection(*self.target)
         except OSError:
             client_w.close()
+            self._connections.discard(task)
             return
+        self._writers.update((client_w, server_w))
         await asyncio.gather(
             self._pipe(client_r, server_w, held=False),
             self._pipe(server_r, client_w, held=True),
             return_exceptions=True,
         )
+        self._writers.difference_update((client_w, server_w))
+        self._connections.discard(task)
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, held: bool) -> None:
         """Copy one direction, each chunk ``one_way_s`` after it came (and, from the server, not while held)."""
