@@ -90,6 +90,11 @@ def test_a_move_is_drawn_at_once_face_down_then_revealed_by_its_ack(
     assert drawn["moves"] == "1" and drawn["stock"] == str(server.player_view()["stock_count"])
     assert drawn["top"] == "??" and drawn["waiting"]  # the turned card is the server's to reveal
     expect(page.locator(f"{BOARD} .waste .card.back")).to_have_count(1)
+    # the page's engine offers the moves on the new board: a pile's targets light up at once
+    move = next(m for m in server.legal_texts() if ":" in m)  # a build from a pile, e.g. A1:0>B2
+    page.click(f'{BOARD} .pile[data-spot="{move[:2]}"]')
+    expect(page.locator(f'{BOARD} .pile[data-spot="{move[-2:]}"]')).to_have_class(re.compile(r"\btarget\b"))
+    assert page.evaluate("window.__grip.screen.state.waiting")  # and still no answer from the server
     proxy.release()
     wait_moves(page, 1)
     expect(page.locator(f"{BOARD} .waste .card.back")).to_have_count(0)
