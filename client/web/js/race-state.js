@@ -147,6 +147,7 @@ export class RaceState {
     return this.trust(recorded);
   }
 
+  /** A move played here (`recorded`: it and its automatic swaps), numbered and kept until its ack. */
   trust(recorded) {
     const seq = this.nextSeq++;
     this.trusted.push({ seq, move: recorded[0].text, recorded });
