@@ -107,7 +107,9 @@ def clicks_on(browser: Any, port: int, rtt_ms: float, clicks: int) -> list[float
     """Turn ``clicks`` times in practice games of the page on ``port``, through the proxy; each click's ms."""
     out: list[float] = []
     with LatencyProxy("127.0.0.1", port, one_way_s=rtt_ms / 2000) as proxy:
-        page = browser.new_page()
+        page = browser.new_page(
+            bypass_csp=True
+        )  # wait_for_function's predicates are eval'd: the CSP forbids it
         url = f"http://127.0.0.1:{proxy.port}/"
         page.goto(url)
         page.evaluate("localStorage.setItem('grip:name', 'Bench')")

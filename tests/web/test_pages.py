@@ -162,7 +162,9 @@ def test_an_identity_the_server_lost_is_replaced_under_its_name_and_the_player_t
     """
     page = pages.new()
     page.goto(server_url)
-    page.wait_for_function("window.__grip.net.online")  # its own welcome came: it stores nothing more
+    expect(page.locator("body")).to_have_attribute(
+        "data-conn", "online"
+    )  # its own welcome came: it stores nothing more
     page.evaluate(
         "localStorage.setItem('grip:player', 'lost-in-a-rollback'); localStorage.setItem('grip:key', 'k');"
         "localStorage.setItem('grip:welcomed-name', 'Ada'); localStorage.removeItem('grip:name')"
