@@ -48,7 +48,21 @@ def start(*players: Any) -> None:
 
 
 def wait_moves(page: Any, n: int, board: str = BOARD) -> None:
+    """Wait until ``n`` moves are on the board and the server has acknowledged them all.
+
+    The page draws a move at once (protocol v2) and its ack comes later, with the cards the move
+    turned face up: until then the board is the page's guess.
+    """
     expect(page.locator(board)).to_have_attribute("data-moves", str(n))
+    expect(page.locator(board)).not_to_have_attribute("data-waiting", "true")
+
+
+def start_practice(page: Any, url: str, deal: str) -> None:
+    page.goto(f"{url}practice")
+    page.fill("#deal", deal)
+    page.click("#start-practice")
+    expect(page.locator(f"{BOARD} .pile")).to_have_count(24)
+    expect(page.locator("#hint")).to_be_visible()
 
 
 def turn(page: Any) -> None:

@@ -10,17 +10,9 @@ from playwright.sync_api import expect
 from server.engine import Game, Move
 from server.http import CSP
 
-from .helpers import BOARD, moves, play_any_move, wait_moves
+from .helpers import BOARD, moves, play_any_move, start_practice, wait_moves
 
 LANGS = ["en", "de", "it", "nl", "pt"]
-
-
-def start_practice(page: Any, url: str, deal: str) -> None:
-    page.goto(f"{url}practice")
-    page.fill("#deal", deal)
-    page.click("#start-practice")
-    expect(page.locator(f"{BOARD} .pile")).to_have_count(24)
-    expect(page.locator("#hint")).to_be_visible()
 
 
 def test_phone_fits_whole_grid_and_practice_has_hint_and_undo(server_url: str, pages: Any, shot: Any) -> None:
@@ -170,7 +162,9 @@ def test_an_identity_the_server_lost_is_replaced_under_its_name_and_the_player_t
     """
     page = pages.new()
     page.goto(server_url)
-    page.wait_for_function("window.__grip.net.online")  # its own welcome came: it stores nothing more
+    expect(page.locator("body")).to_have_attribute(
+        "data-conn", "online"
+    )  # its own welcome came: it stores nothing more
     page.evaluate(
         "localStorage.setItem('grip:player', 'lost-in-a-rollback'); localStorage.setItem('grip:key', 'k');"
         "localStorage.setItem('grip:welcomed-name', 'Ada'); localStorage.removeItem('grip:name')"

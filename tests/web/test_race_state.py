@@ -1,23 +1,27 @@
 """The page's race state (client/web/js/race-state.js) driven with plain messages, in a Web Worker.
 
-A worker has no DOM: that the module runs there at all shows it needs none, as a module a
-client-side rules engine can drive must. Each scenario feeds server messages in and checks the
-frames that come out and the state kept.
+A worker has no DOM: that the module runs there at all shows it needs none. Each scenario feeds
+protocol v2 messages in and checks the frames that come out and the boards kept. The messages are
+the server's own: its engine (``Game``) plays the same moves and says what each one revealed and
+its check, as server/match/render.py sends them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-#: Runs `scenario` (the body of an async function given RaceState and serverBoards) in a module
+from server.engine import Game
+
+#: Runs `scenario` (the body of an async function given RaceState) in a module
 #: worker and returns what it returns.
 IN_A_WORKER = """async (scenario) => {
   const source = `
-    import { RaceState, serverBoards } from "${location.origin}/js/race-state.js";
-    const run = async (RaceState, serverBoards) => { ${scenario} };
-    run(RaceState, serverBoards).then(
+    import { RaceState } from "${location.origin}/js/race-state.js";
+    const run = async (RaceState) => { ${scenario} };
+    run(RaceState).then(
       (out) => postMessage({ out: JSON.parse(JSON.stringify(out ?? null)), dom: typeof document }),
       (e) => postMessage({ error: String(e && e.stack || e) }),
     );`;
@@ -48,52 +52,113 @@ def run(server_url: str, pages: Any) -> Any:
     return run
 
 
-VIEW = "(moves, stock) => ({ grid: {}, waste: [{ top: null, count: 0 }], stock_count: stock, moves, legal: ['T'] })"
+SEED = "race-state"
 
 
-def test_moves_are_numbered_one_at_a_time(run: Any) -> None:
+def server_game(*moves: str) -> tuple[Game, list[dict[str, Any]]]:
+    """The server's game of SEED after ``moves``, and the v2 ack of each (seq 1, 2, ...; ev 10, 11, ...)."""
+    game, acks = Game(SEED), []
+    for seq, move in enumerate(moves, 1):
+        recorded = game.play(move)
+        ack = {"type": "ack", "seq": seq, "ev": 9 + seq, "reveal": game.revealed(), "check": game.check()}
+        acks.append(ack | ({"auto": [m.text for m in recorded[1:]]} if len(recorded) > 1 else {}))
+    return game, acks
+
+
+def js(value: Any) -> str:
+    return json.dumps(value)
+
+
+def as_sent(game: Game) -> dict[str, Any]:
+    """The game's view as a page gets it (JSON: lists, not tuples)."""
+    return dict(json.loads(js(game.player_view())))
+
+
+START = "(view) => ({ type: 'start', ev: 9, started_at: 1000, ends_at: 601000, view })"
+
+
+def test_moves_are_drawn_at_once_and_their_acks_reveal_the_cards(run: Any) -> None:
+    fresh, _ = server_game()
+    after, acks = server_game("T", "T")
     out = run(
         f"""
-        const view = {VIEW};
         const s = new RaceState({{ code: "ACDEFGHJ", seat: 0, token: "tok" }});
         const before = s.play("T");  // no board yet: nothing to play on
-        s.receive({{ type: "start", ev: 9, started_at: 1000, ends_at: 601000, view: view(0, 72) }});
+        s.receive(({START})({js(fresh.player_view())}));
+        const illegal = s.play("A1:0>A1");  // the rules refuse it here: nothing sent
         const first = s.play("T");
-        const meanwhile = s.play("T");  // one move waits for its ack at a time
-        s.receive({{ type: "ack", seq: 1, ev: 10, move: "T", view: view(1, 69) }});
-        s.receive({{ type: "ack", seq: 1, ev: 10, move: "T", view: view(9, 9) }});  // a repeated ack
-        const second = s.play("A1:0>B2");
-        return {{ before, first, meanwhile, second, seq: s.seq, shown: s.view().stock_count, lastEv: s.lastEv }};
+        const second = s.play("T");  // it need not wait for the first one's ack
+        const drawn = s.view();
+        const sent = [...s.receive({js(acks[0])}), ...s.receive({js(acks[1])}), ...s.receive({js(acks[0])})];
+        return {{ before, illegal, first, second, drawn, sent, shown: s.view(), waiting: s.waiting,
+                  divergences: s.divergences, lastEv: s.lastEv, next: s.play("T") }};
         """
     )
-    assert out["before"] is None and out["meanwhile"] is None
+    assert out["before"] is None and out["illegal"] is None
     assert out["first"] == {"type": "move", "seq": 1, "move": "T"}
-    assert out["second"] == {"type": "move", "seq": 2, "move": "A1:0>B2"}
-    assert (out["seq"], out["shown"], out["lastEv"]) == (1, 69, 10)
+    assert out["second"] == {"type": "move", "seq": 2, "move": "T"}
+    # drawn before any ack: two moves, two cards off the stock, the waste's top face down
+    server = as_sent(after)
+    assert (out["drawn"]["moves"], out["drawn"]["stock_count"]) == (2, server["stock_count"])
+    assert out["drawn"]["waste"] == [{"top": "??", "count": server["waste"][0]["count"]}]
+    assert out["sent"] == [] and out["divergences"] == 0 and not out["waiting"]
+    assert {k: out["shown"][k] for k in server} == server  # the server's board exactly
+    assert out["lastEv"] == 11 and out["next"]["seq"] == 3
+
+
+def test_a_check_that_disagrees_resumes_the_seat_and_the_snapshot_replaces_the_board(run: Any) -> None:
+    fresh, _ = server_game()
+    after, acks = server_game("T")
+    wrong = acks[0] | {"check": (acks[0]["check"] + 1) % 2**32}
+    resumed = {
+        "type": "resumed", "match": "ACDEFGHJ", "seat": 0, "ev": 10, "now": 5000, "ends_at": 9000, "last_seq": 1,
+        "lobby": {"type": "lobby", "ev": 8, "seats": [], "status": "playing"}, "view": after.player_view(),
+        "opponents": [], "missed": [],
+    }  # fmt: skip
+    out = run(
+        f"""
+        const s = new RaceState({{ code: "ACDEFGHJ", seat: 0, token: "tok" }});
+        s.receive(({START})({js(fresh.player_view())}));
+        s.play("T");
+        const sent = s.receive({js(wrong)});
+        const meanwhile = s.play("T");  // nothing is played on a board known to be wrong
+        const again = s.receive({js(wrong)});  // one resume at a time
+        const answer = s.receive({js(resumed)});
+        return {{ sent, meanwhile, again, answer, shown: s.view(), divergences: s.divergences, next: s.play("T") }};
+        """
+    )
+    assert out["sent"] == [{"type": "resume", "match": "ACDEFGHJ", "token": "tok", "last_ev": 10}]
+    assert out["meanwhile"] is None and out["again"] == [] and out["answer"] == []
+    assert out["divergences"] == 1
+    assert out["shown"]["waste"] == after.player_view()["waste"]
+    assert out["next"] == {"type": "move", "seq": 2, "move": "T"}
 
 
 def test_a_move_lost_in_a_drop_is_resent_and_one_that_arrived_is_not(run: Any) -> None:
+    fresh, _ = server_game()
+    _, acks = server_game("T", "T")
+    one = Game(SEED)
+    one.play("T")
+    lobby = {"type": "lobby", "ev": 8, "seats": [], "status": "playing"}
+    resumed = {"type": "resumed", "match": "ACDEFGHJ", "seat": 0, "ev": 12, "now": 5000, "ends_at": 9000,
+               "last_seq": 1, "lobby": lobby, "view": one.player_view(), "opponents": [], "missed": []}  # fmt: skip
     out = run(
         f"""
-        const view = {VIEW};
-        const lobby = {{ type: "lobby", ev: 8, seats: [], status: "playing" }};
-        const resumed = (lastSeq, moves) => ({{ type: "resumed", match: "ACDEFGHJ", seat: 0, ev: 12, now: 5000,
-          ends_at: 9000, last_seq: lastSeq, lobby, view: view(moves, 69), opponents: [], missed: [] }});
         const s = new RaceState({{ code: "ACDEFGHJ", seat: 0, token: "tok" }});
-        s.receive({{ type: "start", ev: 9, started_at: 1000, ends_at: 9000, view: view(0, 72) }});
+        s.receive(({START})({js(fresh.player_view())}));
         s.play("T");
+        s.play("T");  // the line drops: the server got the first one only
         const frame = s.resumeFrame();
-        const lost = s.receive(resumed(0, 0));  // the server never got it
-        const pendingAfterLost = s.pending;
-        const arrived = s.receive(resumed(1, 1));  // it got there before the drop
-        return {{ frame, lost, pendingAfterLost, arrived, pending: s.pending, seq: s.seq, next: s.play("T") }};
+        const resent = s.receive({js(resumed)});
+        const drawn = s.view();
+        s.receive({js(acks[1])});
+        return {{ frame, resent, drawn, waiting: s.waiting, divergences: s.divergences, next: s.play("T") }};
         """
     )
     assert out["frame"] == {"type": "resume", "match": "ACDEFGHJ", "token": "tok", "last_ev": 9}
-    assert out["lost"] == [{"type": "move", "seq": 1, "move": "T"}]
-    assert out["pendingAfterLost"] == {"seq": 1, "move": "T"}
-    assert out["arrived"] == [] and out["pending"] is None
-    assert out["seq"] == 1 and out["next"]["seq"] == 2
+    assert out["resent"] == [{"type": "move", "seq": 2, "move": "T"}]  # the second, once; not the first
+    assert out["drawn"]["moves"] == 2 and out["drawn"]["waste"][0]["top"] == "??"
+    assert not out["waiting"] and out["divergences"] == 0 and out["next"]["seq"] == 3
 
 
 def test_resume_catches_up_from_the_last_event_and_follows_the_servers_numbering(run: Any) -> None:
@@ -122,61 +187,89 @@ def test_resume_catches_up_from_the_last_event_and_follows_the_servers_numbering
     assert (out["opponent"], out["moves"], out["mine"]) == ("finished_flag", 4, "playing_flag")
 
 
-def test_a_move_out_of_step_is_rolled_back_and_the_seat_resumed(run: Any) -> None:
+def test_a_refused_move_is_rolled_back_to_the_servers_board_and_out_of_order_resumes(run: Any) -> None:
+    fresh, _ = server_game()
+    view = fresh.player_view()
+    refused = {
+        "type": "rejected",
+        "seq": 1,
+        "code": "wrong_phase",
+        "message": "over",
+        "view": view,
+        "last_seq": 0,
+    }
+    stale = {
+        "type": "rejected",
+        "seq": 2,
+        "code": "out_of_order",
+        "message": "no",
+        "view": view,
+        "last_seq": 0,
+    }
     out = run(
         f"""
-        const view = {VIEW};
         const s = new RaceState({{ code: "ACDEFGHJ", seat: 0, token: "tok" }});
-        s.receive({{ type: "start", ev: 9, started_at: 1000, ends_at: 9000, view: view(0, 72) }});
+        s.receive(({START})({js(view)}));
         s.play("T");
-        const illegal = s.receive({{ type: "rejected", seq: 1, code: "illegal", message: "no", view: view(0, 72) }});
         s.play("T");
-        const stepped = s.receive({{ type: "rejected", seq: 1, code: "out_of_order", message: "no", view: view(2, 66) }});
-        return {{ illegal, stepped, pending: s.pending, shown: s.view().moves }};
+        const rolledBack = s.receive({js(refused)});
+        const shown = s.view();
+        const told = s.refusal && s.refusal.code;
+        const next = s.play("T");  // numbered after the server's last move: 1 again
+        s.refusal = null;
+        const staleSent = s.receive({js(stale)});  // the refusal of the voided second move: not news
+        const staleTold = s.refusal;
+        const live = s.receive({js(stale | {"seq": 1})});  // out of step for real: resume
+        return {{ rolledBack, shown, told, next, staleSent, staleTold, live }};
         """
     )
-    assert out["illegal"] == [] and out["pending"] is None
-    assert out["stepped"] == [{"type": "resume", "match": "ACDEFGHJ", "token": "tok", "last_ev": 9}]
-    assert out["shown"] == 2
+    assert out["rolledBack"] == []
+    assert out["shown"]["moves"] == 0 and out["shown"]["stock_count"] == view["stock_count"]
+    assert out["told"] == "wrong_phase"
+    assert out["next"] == {"type": "move", "seq": 1, "move": "T"}
+    assert out["staleSent"] == [] and out["staleTold"] is None
+    assert out["live"] == [{"type": "resume", "match": "ACDEFGHJ", "token": "tok", "last_ev": 9}]
 
 
-def test_a_spectator_sees_boards_as_shown_and_counts_the_moves_held_back(run: Any) -> None:
+def test_a_spectator_rebuilds_boards_from_moves_and_counts_the_moves_held_back(run: Any) -> None:
+    a, b = Game(SEED), Game(SEED)
+    a.play("T")
+    snapshot = a.player_view()
+    frames = []
+    for ev, move in enumerate(["T", "T"], 21):
+        a.play(move)
+        frames.append(
+            {"type": "board", "ev": ev, "seat": 0, "move": move, "reveal": a.revealed(), "check": a.check()}
+        )
+    progress = "(seat, moves) => ({ type: 'progress', ev: 20, seat, moves, leftover: 72, on_grid: 24, complete: 0, finished: false })"
+    wrong = frames[1] | {"ev": 23, "check": 0}
     out = run(
-        """
-        const view = (moves, stock) => ({ grid: {}, waste: [], stock_count: stock, moves, on_grid: 24, leftover: 72 });
-        const progress = (seat, moves) => ({ type: "progress", ev: 20, seat, moves, leftover: 72, on_grid: 24, complete: 0, finished: false });
-        const s = new RaceState({ code: "ACDEFGHJ" });
-        s.receive({ type: "watching", match: "ACDEFGHJ", ev: 12, now: 0, ends_at: 9000,
-          lobby: { type: "lobby", ev: 3, seats: [{ seat: 0 }, { seat: 1 }], status: "playing" },
-          boards: [{ seat: 0, progress: progress(0, 3), view: view(1, 69), moves: ["T"] },
-                   { seat: 1, progress: progress(1, 0), view: view(0, 72), moves: [] }] });
+        f"""
+        const progress = {progress};
+        const s = new RaceState({{ code: "ACDEFGHJ" }});
+        const asked = s.watchFrame();
+        s.receive({{ type: "watching", match: "ACDEFGHJ", ev: 12, now: 0, ends_at: 9000,
+          lobby: {{ type: "lobby", ev: 3, seats: [{{ seat: 0 }}, {{ seat: 1 }}], status: "playing" }},
+          boards: [{{ seat: 0, progress: progress(0, 3), view: {js(snapshot)}, moves: ["T"] }},
+                   {{ seat: 1, progress: progress(1, 0), view: {js(b.player_view())}, moves: [] }}] }});
         const heldAtFirst = [s.heldBack(0), s.heldBack(1)];
-        s.receive({ type: "board", ev: 21, seat: 0, move: "A1:0>B2", auto: [], view: view(2, 68), progress: progress(0, 3) });
-        s.receive({ type: "board", ev: 22, seat: 0, move: "T", auto: ["A1~B1"], view: view(3, 65), progress: progress(0, 3) });
+        const sent = [...s.receive({js(frames[0])}), ...s.receive({js(frames[1])})];
+        const shown = s.view(0);
         const list = [...s.moves[0]];
-        s.receive({ type: "board", ev: 23, seat: 0, move: "undo", auto: [], view: view(2, 65), progress: progress(0, 2) });
-        return { heldAtFirst, list, after: s.moves[0], held: s.heldBack(0), stock: s.view(0).stock_count, lastEv: s.lastEv };
+        const undo = s.receive({{ type: "board", ev: 22, seat: 0, move: "undo", check: 0, view: {js(snapshot)} }});
+        const after = [...s.moves[0]];
+        const held = s.heldBack(0);
+        const wrong = s.receive({js(wrong)});  // a board that disagrees: watch again
+        return {{ asked, heldAtFirst, sent, shown, list, undo, after, held, wrong,
+                  divergences: s.divergences, lastEv: s.lastEv }};
         """
     )
+    assert out["asked"] == {"type": "watch", "match": "ACDEFGHJ"}
     assert out["heldAtFirst"] == [2, 0]
-    assert out["list"] == ["T", "A1:0>B2", "T", "A1~B1"]
-    assert out["after"] == ["T", "A1:0>B2", "T"]
-    assert (out["held"], out["stock"], out["lastEv"]) == (0, 65, 23)
-
-
-def test_a_board_source_that_plays_moves_itself_shows_them_before_the_ack(run: Any) -> None:
-    """The seam protocol v2 uses: a source whose `play` answers at once (a rules engine)."""
-    out = run(
-        """
-        const played = (board, move) => ({ ...board, moves: board.moves + 1, last: move });
-        const engine = { ...serverBoards, play: played, ack: (board) => ({ ...board, confirmed: true }) };
-        const s = new RaceState({ code: "ACDEFGHJ", seat: 0, token: "t", boards: engine });
-        s.receive({ type: "start", ev: 9, started_at: 0, ends_at: 9000, view: { moves: 0, stock_count: 72 } });
-        s.play("T");
-        const before = { ...s.view() };
-        s.receive({ type: "ack", seq: 1, ev: 10, move: "T" });
-        return { before, after: s.view() };
-        """
-    )
-    assert out["before"] == {"moves": 1, "stock_count": 72, "last": "T"}
-    assert out["after"] == {"moves": 1, "stock_count": 72, "last": "T", "confirmed": True}
+    assert out["sent"] == []
+    server = as_sent(a)
+    assert {k: out["shown"][k] for k in server} == server
+    assert out["list"] == ["T", "T", "T"]
+    assert out["undo"] == [] and out["after"] == ["T", "T"] and out["held"] == 2
+    assert out["wrong"] == [{"type": "watch", "match": "ACDEFGHJ"}] and out["divergences"] == 1
+    assert out["lastEv"] == 23

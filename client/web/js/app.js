@@ -131,7 +131,8 @@ const net = new Net({
   },
 });
 // For tests: __grip.net.drop() simulates a dropped network; __grip.errors lists the error messages
-// shown, __grip.toasts every message shown, __grip.statuses the connection's states in order.
+// shown, __grip.toasts every message shown, __grip.statuses the connection's states in order;
+// __grip.screen is the current screen (the race and watch screens' `state` is their RaceState).
 window.__grip = { net, errors: [], toasts: [], statuses: [] };
 
 // ------------------------------------------------------------------ routing
@@ -189,6 +190,7 @@ function route() {
   else if (path === "/live") screen = liveScreen(app, context);
   else if ((m = /^\/stats\/([A-Za-z0-9_-]{1,64})$/.exec(path))) screen = statsScreen(app, context, m[1]);
   else screen = missingScreen(path);
+  window.__grip.screen = screen;
   document.getElementById("main").focus({ preventScroll: true });
   window.scrollTo(0, 0);
 }

@@ -1,9 +1,10 @@
-// A Devil's Grip board drawn from a view (the server's, today: see race-state.js). Interactive
+// A Devil's Grip board drawn from a view (the page's rules engine's: see race-state.js). Interactive
 // boards offer the moves of the view's `legal` list only: the page matches the player's clicks
-// (or drags, or keys) against that list and sends the move's text. Rows and columns carry the
+// (or drags, or keys) against that list and sends the move's text. A card the server has still to
+// reveal ("??") is drawn face down. Rows and columns carry the
 // notation's names, and each row says what it builds.
 
-import { t, rankText, cardName, suitSymbol } from "./i18n.js";
+import { t, lang, rankText, cardName, suitSymbol, FACE_DOWN } from "./i18n.js";
 import { el } from "./dom.js";
 import { parseMove, movePlaces } from "./notation.js";
 import { totalCards } from "./variants.js";
@@ -17,6 +18,7 @@ export function parseLegal(legal) {
 }
 
 export function cardEl(card, extra = "") {
+  if (card === FACE_DOWN) return el("span", { class: `card back ${extra}`, "data-card": card, "aria-hidden": "true" });
   const r = card.slice(0, -1), s = card.slice(-1);
   const red = s === "H" || s === "D";
   return el(
@@ -56,12 +58,28 @@ export class Board {
     if (this.interactive) this.bindPointer();
   }
 
+  /** Draw `view`. A pile or waste the player has selected stays selected while it still has a
+   * move (an ack that turns a card face up comes while the player picks their next move). */
   setView(view) {
+    const kept = this.selected;
     this.view = view;
     this.moves = this.interactive ? parseLegal(view.legal) : [];
-    this.clearSelection(false);
     this.hint = null;
-    this.render();
+    if (kept && this.sources().has(kept)) this.select(kept);
+    else {
+      this.clearSelection(false);
+      this.render();
+    }
+  }
+
+  /** The piles and wastes that some legal move starts from. */
+  sources() {
+    const out = new Set();
+    for (const m of this.moves) {
+      if (m.kind === "waste" || m.kind === "pile") out.add(m.from);
+      else if (m.kind === "swap") out.add(m.a).add(m.b);
+    }
+    return out;
   }
 
   setBusy(busy) {
@@ -126,65 +144,111 @@ export class Board {
   send(text) {
     this.clearSelection(false);
     this.hint = null;
-    this.render();
-    this.onMove(text);
+    const before = this.view;
+    this.onMove(text); // the page draws the board after the move (setView) at once
+    if (this.view === before) this.render();
   }
 
   // ---------------------------------------------------------------- drawing
 
+  /**
+   * Draw the board. Only what changed is replaced (a pile whose cards or marks changed, the stock
+   * and wastes): a move then costs the browser a pile or two to lay out, not the whole board, so
+   * it is painted in the frame after the click (bench/click_to_paint.py).
+   */
   render() {
     const v = this.view;
     const root = this.root;
-    // Redrawing replaces every button: note where the keyboard focus was, to put it back after.
+    // Redrawing replaces buttons: note where the keyboard focus was, to put it back after.
     const active = document.activeElement;
     const hadFocus = Boolean(active && root.contains(active));
     if (hadFocus && active.dataset.id) this.focusId = active.dataset.id;
-    root.replaceChildren();
-    if (!v) return;
+    if (!v) {
+      root.replaceChildren();
+      this.drawn = null;
+      return;
+    }
     const cols = columnsOf(v);
-    root.style.setProperty("--cols", cols);
+    const label = t("aria_board", { name: this.name || "" });
+    const shape = `${cols}|${label}|${lang()}`; // the grid's size, the name, the language
+    if (!this.drawn || this.drawn.shape !== shape || !root.contains(this.drawn.counter)) this.scaffold(shape, cols, label);
+    const { counter, deck, piles } = this.drawn;
     root.dataset.moves = v.moves;
     root.dataset.stock = v.stock_count;
     root.dataset.over = v.over;
-    root.setAttribute("aria-label", t("aria_board", { name: this.name || "" }));
-
-    const counter = el("p", { class: "counter", "aria-live": this.interactive ? "polite" : "off" });
     counter.textContent = t("counter", { n: v.on_grid, total: totalCards(v.variant), m: v.leftover });
     counter.dataset.onGrid = v.on_grid;
     counter.dataset.leftover = v.leftover;
 
     const hintParts = new Set(this.hint ? movePlaces(this.hint) : []);
     const movable = this.movableCards();
-    const grid = el("div", { class: "grid", role: "group", "aria-label": t("aria_board", { name: this.name || "" }) });
+    for (const [spot, drawn] of piles) {
+      const cards = v.grid[spot] || [];
+      const marks = cards.map((_, i) => movable.has(`${spot}:${i}`));
+      const key = JSON.stringify([cards, marks, this.targets.has(spot), this.selected === spot, hintParts.has(spot)]);
+      if (key === drawn.key) continue;
+      const node = this.pileEl(spot, cards, ROWS.indexOf(spot[0]), hintParts, movable);
+      drawn.node.replaceWith(node);
+      piles.set(spot, { key, node });
+    }
+    deck.replaceChildren(...this.deckParts(v, hintParts, movable));
+
+    if (this.drawn.choice) this.drawn.choice.remove();
+    this.drawn.choice = this.choice ? this.choiceEl() : null;
+    if (this.drawn.choice) {
+      root.append(this.drawn.choice);
+      this.drawn.choice.querySelector("button").focus();
+    } else if (hadFocus && this.focusId && !root.contains(document.activeElement)) {
+      const again = root.querySelector(`[data-id="${this.focusId}"]`);
+      if (again) again.focus();
+    }
+  }
+
+  /** The parts of the board that stay while the game goes on: the counter, the grid's labels and
+   * places for its piles, the deck. */
+  scaffold(shape, cols, label) {
+    const root = this.root;
+    root.style.setProperty("--cols", cols);
+    root.setAttribute("aria-label", label);
+    const counter = el("p", { class: "counter", "aria-live": this.interactive ? "polite" : "off" });
+    const grid = el("div", { class: "grid", role: "group", "aria-label": label });
     grid.append(el("span", { class: "corner", "aria-hidden": "true" }));
     for (let c = 1; c <= cols; c++) grid.append(el("span", { class: "col-label", "aria-hidden": "true", text: String(c) }));
+    const piles = new Map();
     for (let r = 0; r < 3; r++) {
       grid.append(this.rowLabel(r));
       for (let c = 1; c <= cols; c++) {
-        const spot = ROWS[r] + c;
-        grid.append(this.pileEl(spot, v.grid[spot] || [], r, hintParts, movable));
+        const node = el("span");
+        piles.set(ROWS[r] + c, { key: null, node });
+        grid.append(node);
       }
     }
-
     const deck = el("div", { class: "deck" });
+    root.replaceChildren(counter, el("div", { class: "tableau" }, grid), deck);
+    this.drawn = { shape, counter, deck, piles, choice: null };
+  }
+
+  /** The stock, the wastes, and in `open` the stock's cards. */
+  deckParts(v, hintParts, movable) {
+    const parts = [];
     const stockLabel = t("aria_stock", { n: v.stock_count });
     const canTurn = this.moves.some((m) => m.kind === "turn" || m.kind === "redeal");
-    const stock = el(
-      this.interactive ? "button" : "div",
-      {
-        class: `stock ${v.stock_count ? "" : "empty"} ${canTurn ? "can" : ""} ${hintParts.has("stock") ? "hinted" : ""}`,
-        "data-id": "stock",
-        "aria-label": stockLabel,
-        title: stockLabel,
-        type: this.interactive ? "button" : undefined,
-        disabled: this.interactive && (!canTurn || v.over) ? true : undefined,
-        onclick: this.interactive ? () => this.activate("stock") : undefined,
-      },
-      el("span", { class: "stock-count", text: String(v.stock_count) }),
-      el("span", { class: "stock-label", text: this.moves.some((m) => m.kind === "redeal") ? t("redeal") : t("stock") }),
+    parts.push(
+      el(
+        this.interactive ? "button" : "div",
+        {
+          class: `stock ${v.stock_count ? "" : "empty"} ${canTurn ? "can" : ""} ${hintParts.has("stock") ? "hinted" : ""}`,
+          "data-id": "stock",
+          "aria-label": stockLabel,
+          title: stockLabel,
+          type: this.interactive ? "button" : undefined,
+          disabled: this.interactive && (!canTurn || v.over) ? true : undefined,
+          onclick: this.interactive ? () => this.activate("stock") : undefined,
+        },
+        el("span", { class: "stock-count", text: String(v.stock_count) }),
+        el("span", { class: "stock-label", text: this.moves.some((m) => m.kind === "redeal") ? t("redeal") : t("stock") }),
+      ),
     );
-    deck.append(stock);
-
     const wastes = v.waste;
     wastes.forEach((w, i) => {
       const id = wastes.length > 1 ? `W${i + 1}` : "W";
@@ -194,37 +258,28 @@ export class Board {
         n: w.count,
       }).replace(/\s+:/, ":");
       const playable = this.moves.some((m) => m.kind === "waste" && m.from === id);
-      const node = el(
-        this.interactive ? "button" : "div",
-        {
-          class: `waste ${this.selected === id ? "selected" : ""} ${playable ? "can" : ""} ${hintParts.has(id) ? "hinted" : ""}`,
-          "data-id": id,
-          "aria-label": label + (this.selected === id ? `, ${t("aria_selected")}` : ""),
-          "aria-pressed": this.interactive ? String(this.selected === id) : undefined,
-          type: this.interactive ? "button" : undefined,
-          onclick: this.interactive ? () => this.click(id) : undefined,
-        },
-        w.top ? cardEl(w.top, movable.has(id) ? "movable" : "") : el("span", { class: "slot" }),
-        el("span", { class: "waste-count", text: wastes.length > 1 ? `W${i + 1} · ${w.count}` : String(w.count) }),
+      parts.push(
+        el(
+          this.interactive ? "button" : "div",
+          {
+            class: `waste ${this.selected === id ? "selected" : ""} ${playable ? "can" : ""} ${hintParts.has(id) ? "hinted" : ""}`,
+            "data-id": id,
+            "aria-label": label + (this.selected === id ? `, ${t("aria_selected")}` : ""),
+            "aria-pressed": this.interactive ? String(this.selected === id) : undefined,
+            type: this.interactive ? "button" : undefined,
+            onclick: this.interactive ? () => this.click(id) : undefined,
+          },
+          w.top ? cardEl(w.top, movable.has(id) ? "movable" : "") : el("span", { class: "slot" }),
+          el("span", { class: "waste-count", text: wastes.length > 1 ? `W${i + 1} · ${w.count}` : String(w.count) }),
+        ),
       );
-      deck.append(node);
     });
     if (v.stock && v.stock.length) {
       const open = el("div", { class: "open-stock", "aria-label": v.stock.map(cardName).join(", ") });
       for (const c of v.stock.slice(0, 12)) open.append(cardEl(c, "mini"));
-      deck.append(open);
+      parts.push(open);
     }
-
-    const scroller = el("div", { class: "tableau" }, grid);
-    root.append(counter, scroller, deck);
-    if (this.choice) {
-      const dialog = this.choiceEl();
-      root.append(dialog);
-      dialog.querySelector("button").focus();
-    } else if (hadFocus && this.focusId) {
-      const again = root.querySelector(`[data-id="${this.focusId}"]`);
-      if (again) again.focus();
-    }
+    return parts;
   }
 
   /** "A": the row's name, and the ranks it builds (2 5 8 J), in this language's letters. */

@@ -73,13 +73,18 @@ export function suitSymbol(suit) {
   return SUIT_SYMBOL[suit];
 }
 
-/** A card ("QH") as it is printed: "D♥" in German. */
+/** What the server has still to reveal (protocol v2): a card drawn face down. */
+export const FACE_DOWN = "??";
+
+/** A card ("QH") as it is printed: "D♥" in German; "?" face down. */
 export function cardText(card) {
+  if (card === FACE_DOWN) return "?";
   return rankText(card.slice(0, -1)) + SUIT_SYMBOL[card.slice(-1)];
 }
 
 /** A card ("QH") spoken in full for screen readers. */
 export function cardName(card) {
+  if (card === FACE_DOWN) return t("aria_face_down");
   const r = card.slice(0, -1), s = card.slice(-1);
   const rank = LANGUAGES[current].rankNames[r] ?? (r === "T" ? "10" : r);
   return t("aria_card", { rank, suit: LANGUAGES[current].suitNames[s] });

@@ -2,6 +2,8 @@
 // The page's current screen gets every server message and is told when the link comes back,
 // so it can `resume` its seat or `watch` again.
 
+// Protocol v2: acks and spectator frames carry moves and revealed cards, not boards (race-state.js).
+const PROTOCOL = 2;
 const BACKOFF_MS = [300, 700, 1500, 3000, 5000, 8000];
 
 export class Net {
@@ -37,7 +39,7 @@ export class Net {
     this.ws = ws;
     this.welcomed = false;
     ws.addEventListener("open", () => {
-      const hello = { type: "hello", v: 1 };
+      const hello = { type: "hello", v: PROTOCOL };
       const player = localStorage.getItem("grip:player");
       const key = localStorage.getItem("grip:key");
       if (player && key) Object.assign(hello, { player, key });
@@ -58,7 +60,7 @@ export class Net {
         // has none of the old one's results, and its own daily attempt).
         localStorage.removeItem("grip:player");
         localStorage.removeItem("grip:key");
-        const hello = { type: "hello", v: 1 };
+        const hello = { type: "hello", v: PROTOCOL };
         const name = this.name() || localStorage.getItem("grip:welcomed-name");
         if (name) hello.name = name;
         ws.send(JSON.stringify(hello));

@@ -1,42 +1,51 @@
-// One race as this page knows it, kept up to date from the server's messages: the lobby, every
-// racer's numbers and end, the result, the clock, the boards as shown, and for a racer their seat:
-// the move numbering (seq), the move waiting for its ack, resending it after a drop, resuming from
-// the last event seen. No DOM and no socket: the race and watch screens (race.js, watch.js) feed it
-// what the server sent and send the frames it returns, and draw what it holds.
+// One race as this page knows it, kept up to date from the server's messages (protocol v2): the
+// lobby, every racer's numbers and end, the result, the clock, the boards as shown, and for a
+// racer their seat: the move numbering (seq), the moves waiting for their acks, resending them
+// after a drop, resuming from the last event seen. No DOM and no socket: the race and watch
+// screens (race.js, watch.js) feed it what the server sent and send the frames it returns, and
+// draw what it holds.
 //
-// Where a board comes from is one object, `serverBoards`: in protocol v1 every ack and spectator
-// frame carries the whole board after the move, and the page shows it. Protocol v2 swaps in an
-// object of the same shape backed by the rules engine (client/web/js/engine/): a snapshot builds a
-// position, the racer's own move is played at once (`play` returns the board after it instead of
-// null), an ack or spectator frame applies the move and the cards it revealed, and `view` gives
-// the board component what it draws (grid, waste, stock_count, legal, ...). Nothing else changes.
+// Every board shown is the page's own rules engine (js/engine/, docs/client-engine.md), built
+// from a snapshot (`start`, `resumed`, `watching`, `rejected`, `undone`). The racer's move is
+// played on it at once, before the server answers, and may be followed by more; a card that has
+// to come from the server shows as "??" (face down) until the ack reveals it. Each ack's and
+// spectator frame's `check` is compared with the engine's: a disagreement resumes the seat (or
+// watches again) for a new snapshot instead of drifting. This is client/session.py's bookkeeping
+// for the one match a page shows (docs/protocol.md, "Staying in step").
+import { ClientGame, IllegalMove, InvalidMove, InvalidView, RevealMismatch } from "./engine/index.js";
 
 const COUNTDOWN_MS = 3000; // from "countdown" to "start" (server/match.py)
+/** What a move or a reveal that does not fit throws: the engine and the server disagree. */
+const DISAGREES = [IllegalMove, InvalidMove, InvalidView, RevealMismatch];
 
-/** Boards as the server sends them (protocol v1). */
-export const serverBoards = {
-  /** A whole board from the server: `start`, `resumed`, `watching`, `rejected`, `undone`. */
-  snapshot: (view) => view,
-  /** The racer's own move before the server answers: the board after it, or null to wait for the ack. */
-  play: () => null,
-  /** The server's `ack` of the racer's move: the board after it. */
-  ack: (_board, ack) => ack.view,
-  /** A spectator's `board` frame: that racer's board after their move. */
-  frame: (_board, frame) => frame.view,
-  /** What the board component draws. */
-  view: (board) => board,
-};
+function disagreement(e) {
+  if (DISAGREES.some((kind) => e instanceof kind)) return true;
+  throw e;
+}
+
+function sameTexts(moves, texts = []) {
+  return moves.length === texts.length && moves.every((m, i) => m.text === texts[i]);
+}
+
+/** Play `move` on `game`: the moves it recorded (it, then the automatic swaps after a win), or null if the rules refuse it. */
+function tryPlay(game, move) {
+  try {
+    return game.play(move);
+  } catch (e) {
+    disagreement(e);
+    return null;
+  }
+}
 
 export class RaceState {
   /**
-   * @param {{code: string, seat?: number|null, token?: string|null, boards?: typeof serverBoards,
-   *          localNow?: () => number}} opts  `localNow`: this device's clock (ms)
+   * @param {{code: string, seat?: number|null, token?: string|null, localNow?: () => number}} opts
+   *   `localNow`: this device's clock (ms)
    */
-  constructor({ code, seat = null, token = null, boards = serverBoards, localNow = () => Date.now() }) {
+  constructor({ code, seat = null, token = null, localNow = () => Date.now() }) {
     this.code = code;
     this.seat = seat; // null for a spectator
     this.token = token;
-    this.source = boards;
     this.localNow = localNow;
     this.offset = 0; // the server's clock minus this device's (ms)
     this.lastEv = 0;
@@ -44,12 +53,19 @@ export class RaceState {
     this.result = null;
     this.progress = {}; // seat -> their latest `progress` (live numbers)
     this.finished = {}; // seat -> their `finished`
-    this.shown = {}; // seat -> their board as shown here (a racer sees only their own)
+    this.shown = {}; // seat -> their board as shown here, a ClientGame (a racer sees only their own)
     this.moves = {}; // seat -> the move texts shown so far (spectators)
     this.startsAt = 0;
     this.endsAt = 0;
-    this.seq = 0; // the racer's last acknowledged move
-    this.pending = null; // {seq, move}: sent, not yet acknowledged
+    this.confirmed = 0; // the racer's last move whose ack agreed: their board is the server's up to it
+    this.trusted = []; // {seq, move, recorded}: played here and sent, not yet acknowledged, in order
+    this.nextSeq = 1;
+    this.stale = []; // seqs of voided moves still on the wire: their refusals are not news
+    this.resyncing = false; // a snapshot (`resumed`, `watching`) is on its way: what comes before it is past
+    this.divergences = 0; // times a check or reveal disagreed with the engine here
+    this.refusal = null; // the last `rejected` that refused a move of this page's (not a stale one)
+    this.revision = 0; // counts what was played and received: a board's view is made once per revision
+    this.views = new WeakMap(); // game -> {revision, view}
   }
 
   // ------------------------------------------------------------ what the page shows
@@ -59,10 +75,20 @@ export class RaceState {
     return this.localNow() + this.offset;
   }
 
-  /** A board ready to draw (view-shaped), or null before the start. */
+  /** A board ready to draw (the v1 view's shape, "??" for a card still face down), or null before the start. */
   view(seat = this.seat) {
-    const board = this.shown[seat];
-    return board ? this.source.view(board) : null;
+    const game = this.shown[seat];
+    if (!game) return null;
+    const cached = this.views.get(game);
+    if (cached && cached.revision === this.revision) return cached.view;
+    const view = game.view();
+    this.views.set(game, { revision: this.revision, view });
+    return view;
+  }
+
+  /** Whether the racer's moves are waiting for acks (what is shown is then ahead of the server). */
+  get waiting() {
+    return this.trusted.length > 0;
   }
 
   /** Whether a racer's game has ended: their progress says so, a `finished` came (also for a racer
@@ -90,34 +116,53 @@ export class RaceState {
 
   /** How many of a racer's moves a spectator's board does not show yet (the spectator lag). */
   heldBack(seat) {
-    const view = this.view(seat);
+    const game = this.shown[seat];
     const live = this.progress[seat];
-    return view && live ? Math.max(0, live.moves - view.moves) : 0;
+    return game && live ? Math.max(0, live.moves - game.moveCount) : 0;
   }
 
   // ------------------------------------------------------------ what the page sends
 
-  /** Take the seat back, asking for every event after the last one seen. */
+  /** Take the seat back, asking for every event after the last one seen; until the answer, acks
+   * and refusals are past news (the `resumed` snapshot says what was applied). */
   resumeFrame() {
+    this.resyncing = true;
     return { type: "resume", match: this.code, token: this.token, last_ev: this.lastEv };
   }
 
-  /** The racer's move: the frame to send, or null while another one waits for its ack. */
+  /** Watch the race: a snapshot of every board, then every event. */
+  watchFrame() {
+    this.resyncing = true;
+    return { type: "watch", match: this.code };
+  }
+
+  /** The racer's move, played here at once: the frame to send, or null if there is no board to
+   * play it on (yet, or a snapshot is on its way) or the rules refuse it. */
   play(move) {
-    if (this.pending || !this.shown[this.seat]) return null;
-    this.pending = { seq: this.seq + 1, move };
-    const after = this.source.play(this.shown[this.seat], move);
-    if (after) this.shown[this.seat] = after;
-    return { type: "move", seq: this.pending.seq, move };
+    this.revision += 1;
+    const game = this.shown[this.seat];
+    if (!game || this.resyncing) return null;
+    const recorded = tryPlay(game, move);
+    if (!recorded) return null;
+    return this.trust(recorded);
+  }
+
+  /** A move played here (`recorded`: it and its automatic swaps), numbered and kept until its ack. */
+  trust(recorded) {
+    const seq = this.nextSeq++;
+    this.trusted.push({ seq, move: recorded[0].text, recorded });
+    return { type: "move", seq, move: recorded[0].text };
   }
 
   // ------------------------------------------------------------ what the server sent
 
   /**
    * Take in one server message. `replay`: an event caught up from a `resumed` snapshot, whose
-   * times say nothing of now. Returns the frames to send because of it (a resent move, a resume).
+   * times say nothing of now. Returns the frames to send because of it (resent moves, a resume,
+   * a new watch).
    */
   receive(msg, replay = false) {
+    this.revision += 1;
     if (typeof msg.ev === "number" && msg.ev > this.lastEv) this.lastEv = msg.ev;
     switch (msg.type) {
       case "joined":
@@ -132,15 +177,7 @@ export class RaceState {
         if (!replay) this.sync(msg.starts_at - COUNTDOWN_MS);
         return [];
       case "start":
-        if (!replay) this.sync(msg.started_at);
-        this.endsAt = msg.ends_at;
-        if (msg.view && !replay) this.shown[this.seat] = this.source.snapshot(msg.view);
-        (msg.boards || []).forEach((view, i) => {
-          const seat = this.lobby ? this.lobby.seats[i].seat : i;
-          this.shown[seat] = this.source.snapshot(view);
-          this.moves[seat] = [];
-        });
-        return [];
+        return this.start(msg, replay);
       case "progress":
         this.progress[msg.seat] = msg;
         return [];
@@ -151,27 +188,14 @@ export class RaceState {
         this.result = msg;
         this.endsAt = 0;
         return [];
-      case "board": {
-        this.shown[msg.seat] = this.source.frame(this.shown[msg.seat], msg);
-        this.progress[msg.seat] = msg.progress;
-        const list = (this.moves[msg.seat] = this.moves[msg.seat] || []);
-        if (msg.move === "undo") list.pop();
-        else list.push(msg.move, ...(msg.auto || []));
-        return [];
-      }
+      case "board":
+        return this.frame(msg);
       case "ack":
-        if (this.pending && msg.seq === this.pending.seq) {
-          this.shown[this.seat] = this.source.ack(this.shown[this.seat], msg);
-          this.seq = msg.seq;
-          this.pending = null;
-        }
-        return [];
+        return this.ack(msg);
       case "rejected":
-        if (this.pending && msg.seq === this.pending.seq) this.pending = null;
-        if (msg.view) this.shown[this.seat] = this.source.snapshot(msg.view);
-        return msg.code === "out_of_order" ? [this.resumeFrame()] : [];
+        return this.rejected(msg);
       case "undone":
-        this.shown[this.seat] = this.source.snapshot(msg.view);
+        this.rebuild(msg.view, this.confirmed, this.trusted); // the moves played since were sent already
         return [];
       case "resumed":
         return this.resumed(msg);
@@ -188,22 +212,101 @@ export class RaceState {
     this.offset = serverNow - this.localNow();
   }
 
+  start(msg, replay) {
+    if (!replay) this.sync(msg.started_at);
+    this.endsAt = msg.ends_at;
+    if (msg.view && !replay) this.rebuild(msg.view, 0, []);
+    (msg.boards || []).forEach((view, i) => {
+      const seat = this.lobby ? this.lobby.seats[i].seat : i;
+      this.shown[seat] = ClientGame.fromView(view);
+      this.moves[seat] = [];
+    });
+    return [];
+  }
+
+  /** Something here disagrees with the server: ask for a snapshot (once), and show nothing new until it comes. */
+  resync() {
+    this.divergences += 1;
+    if (this.resyncing) return [];
+    return [this.seat === null ? this.watchFrame() : this.resumeFrame()];
+  }
+
+  /**
+   * The racer's board is the server's `view` as of move `seq`; the moves in `again` (played here
+   * after it, not applied there) are played on it once more, renumbered from `seq + 1`. A move
+   * the rules now refuse is void, with every later one. Returns those moves' frames.
+   */
+  rebuild(view, seq, again) {
+    const game = view ? ClientGame.fromView(view) : null;
+    this.shown[this.seat] = game;
+    this.confirmed = seq;
+    this.nextSeq = seq + 1;
+    this.trusted = [];
+    const frames = [];
+    for (const { move } of game ? again : []) {
+      const recorded = tryPlay(game, move);
+      if (!recorded) break;
+      frames.push(this.trust(recorded));
+    }
+    return frames;
+  }
+
+  /** The ack of the oldest move waiting: take back the later plays, put in what it revealed,
+   * compare the check, play them again. */
+  ack(msg) {
+    const first = this.trusted[0];
+    if (this.resyncing || !first || msg.seq < first.seq) return []; // settled already, or past news
+    const game = this.shown[this.seat];
+    if (msg.seq !== first.seq) return this.resync(); // an ack of a move not played here
+    const later = this.trusted.slice(1).map(() => game.undo()[0]);
+    let agrees = sameTexts(first.recorded.slice(1), msg.auto);
+    try {
+      game.reveal(msg.reveal || {});
+    } catch (e) {
+      agrees = !disagreement(e);
+    }
+    agrees = agrees && game.check() === msg.check;
+    this.trusted.shift();
+    this.confirmed = msg.seq;
+    later.reverse().forEach((move, i) => {
+      const recorded = tryPlay(game, move); // none depends on a hidden card: a refusal means divergence
+      if (recorded) this.trusted[i].recorded = recorded;
+      else agrees = false;
+    });
+    return agrees ? [] : this.resync();
+  }
+
+  /** A move refused: it and every later one are void, and the board is the server's again (its
+   * `view` as of `last_seq`). Moves out of step (`out_of_order`), and a move the server could not
+   * tell it applied (`unavailable`), resume the seat instead. */
+  rejected(msg) {
+    if (this.resyncing) return [];
+    if (this.stale.length && msg.seq === this.stale[0]) {
+      this.stale.shift(); // the refusal of a move voided already
+      return [];
+    }
+    if (!this.trusted.some((m) => m.seq === msg.seq)) return [];
+    this.refusal = msg;
+    if (msg.code === "out_of_order" || msg.code === "unavailable" || !msg.view) return this.resync();
+    this.stale = this.trusted.filter((m) => m.seq > msg.seq).map((m) => m.seq);
+    return this.rebuild(msg.view, msg.last_seq, []);
+  }
+
   resumed(msg) {
     this.seat = msg.seat;
     for (const m of msg.missed) this.receive(m, true);
     this.lobby = msg.lobby;
-    this.shown[this.seat] = msg.view ? this.source.snapshot(msg.view) : null;
     for (const p of msg.opponents) this.progress[p.seat] = p;
     if (msg.result) this.result = msg.result;
     this.sync(msg.now); // the events caught up above came late: their times say nothing of now
     this.endsAt = this.result ? 0 : msg.ends_at || 0;
     this.lastEv = msg.ev; // even below ours: events the store lost are numbered anew
-    this.seq = msg.last_seq;
-    if (this.pending && this.pending.seq > this.seq) {
-      return [{ type: "move", seq: this.pending.seq, move: this.pending.move }]; // lost in the drop
-    }
-    this.pending = null; // it arrived before the drop
-    return [];
+    this.resyncing = false;
+    this.stale = [];
+    // The moves after the server's last one go again (lost in a drop, or never answered); if the
+    // server lost moves it had acknowledged, the later ones were chosen on a board that no longer is.
+    const again = msg.last_seq < this.confirmed ? [] : this.trusted.filter((m) => m.seq > msg.last_seq);
+    return this.rebuild(msg.view, msg.last_seq, again);
   }
 
   watching(msg) {
@@ -211,10 +314,32 @@ export class RaceState {
     this.result = msg.result || null;
     this.sync(msg.now);
     this.endsAt = this.result ? 0 : msg.ends_at || 0;
+    this.resyncing = false;
     for (const b of msg.boards) {
       this.progress[b.seat] = b.progress;
-      if (b.view) this.shown[b.seat] = this.source.snapshot(b.view);
+      this.shown[b.seat] = b.view ? ClientGame.fromView(b.view) : null;
       this.moves[b.seat] = b.moves || [];
     }
+  }
+
+  /** A spectator's `board`: a racer's move, played on that racer's board here, and its check. */
+  frame(msg) {
+    if (this.resyncing) return []; // a new snapshot is on its way
+    const list = (this.moves[msg.seat] = this.moves[msg.seat] || []);
+    if (msg.move === "undo") list.pop();
+    else list.push(msg.move, ...(msg.auto || []));
+    if (msg.view) {
+      this.shown[msg.seat] = ClientGame.fromView(msg.view); // an undo (practice): the board whole
+      return [];
+    }
+    const game = this.shown[msg.seat];
+    const recorded = game ? tryPlay(game, msg.move) : null;
+    let agrees = Boolean(recorded) && sameTexts(recorded.slice(1), msg.auto);
+    try {
+      if (agrees) game.reveal(msg.reveal || {});
+    } catch (e) {
+      agrees = !disagreement(e);
+    }
+    return agrees && game.check() === msg.check ? [] : this.resync();
   }
 }

@@ -65,13 +65,17 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   else if (ui.askName) net.send({ type: "watch", match: code });
   else join();
 
+  /** The player's move: drawn at once (the page's engine plays it), then sent; its ack reveals
+   * what it turned face up. */
   function play(move) {
     if (!net.online) return;
     const frame = state.play(move);
     if (!frame) return;
     ui.hint = null;
     drawBoard();
+    drawSide();
     net.send(frame);
+    setTimeout(() => beep(600, 30)); // after the frame that shows the move
   }
 
   /** A practice game needs no "ready" click: send it once for the player. */
@@ -270,12 +274,13 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   }
 
   function busy() {
-    return Boolean(state.pending) || state.myEnded() || Boolean(state.result) || !net.online;
+    return state.resyncing || state.myEnded() || Boolean(state.result) || !net.online;
   }
 
   function drawBoard() {
     const view = state.view();
     boardBox.hidden = !view;
+    boardBox.dataset.waiting = String(state.waiting); // moves drawn whose acks are still to come
     if (view) {
       board.name = t("you");
       board.setView(view);
@@ -358,6 +363,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   }
 
   return {
+    state,
     rerender: drawAll,
     destroy() {
       clock.stop();
@@ -398,14 +404,16 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
           drawAll();
           return true;
         case "ack":
-          beep(600, 30);
-          ui.hint = null;
-          drawBoard();
-          drawSide();
+          drawBoard(); // the cards it revealed, or the board of a resync
           return true;
         case "rejected":
-          toast(errorText(msg.code));
+          if (state.refusal === msg) {
+            // the move (and those after it) taken back: the board is the server's again
+            toast(state.resyncing ? errorText(msg.code) : `${errorText(msg.code)} ${t("board_restored")}`);
+            ui.hint = null;
+          }
           drawBoard();
+          drawSide();
           return true;
         case "hint":
           ui.hint = msg.move || "";

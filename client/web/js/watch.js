@@ -1,8 +1,9 @@
 // Watching a race (/w/CODE): every racer's board, numbers and moves, as the server shows them to
 // spectators (during a race each board only as far as the other racer has drawn from the stock:
-// docs/protocol.md, "What spectators see of a live race"). The race is a RaceState (race-state.js).
+// docs/protocol.md, "What spectators see of a live race"). The race is a RaceState (race-state.js),
+// which rebuilds each board from the snapshot and the moves the server sends (protocol v2).
 import { el } from "./dom.js";
-import { t, errorText } from "./i18n.js";
+import { t, lang, errorText } from "./i18n.js";
 import { Board } from "./board.js";
 import { moveLabel } from "./notation.js";
 import { RaceState } from "./race-state.js";
@@ -17,8 +18,8 @@ export function watchScreen({ app, net, navigate, toast }, code) {
   const cols = el("div", { class: "spectate" });
   const lagNote = el("p", { class: "note spec-lag", id: "spec-lag", i18n: "spectator_lag" });
   app.replaceChildren(top, panel, lagNote, cols);
-  const boards = {};
-  net.send({ type: "watch", match: code });
+  const columns = { shape: null, seats: {} }; // what drawColumns drew: seat -> its parts
+  net.send(state.watchFrame());
 
   function drawTop() {
     fill(
@@ -46,30 +47,40 @@ export function watchScreen({ app, net, navigate, toast }, code) {
     return { seat, on_grid: view.on_grid, leftover: view.leftover, moves: view.moves };
   }
 
+  /** Each racer's column: built once per lobby (and language), then updated in place, so a move
+   * redraws what it changed rather than every board (a race's end brings a burst of moves). */
   function drawColumns() {
     const lb = state.lobby;
-    cols.replaceChildren();
-    for (const s of lb ? lb.seats : []) {
-      const n = s.seat;
-      const col = el("section", { class: "spec-col", "data-seat": String(n), "aria-label": s.name });
-      col.append(
-        progressBox(shownNumbers(n), s.name, lb.variant, { opponent: false, state: state.racerState(n), heldBack: state.heldBack(n) }),
-      );
-      const bx = el("div", { class: "board-wrap spec-board", "data-seat": String(n), role: "region" });
-      if (!boards[n]) boards[n] = new Board(bx, { name: s.name });
-      else {
-        boards[n].root = bx;
-        bx.classList.add("board");
+    const seats = lb ? lb.seats : [];
+    const shape = `${lang()}|${seats.map((s) => `${s.seat}:${s.name}`).join("|")}`;
+    if (shape !== columns.shape) {
+      cols.replaceChildren();
+      columns.shape = shape;
+      columns.seats = {};
+      for (const s of seats) {
+        const numbers = el("div");
+        const bx = el("div", { class: "board-wrap spec-board", "data-seat": String(s.seat), role: "region" });
+        const list = el("ol", { class: "move-list", "aria-label": t("moves_label") });
+        const details = el("details", { class: "moves", open: true }, el("summary", { i18n: "moves_label" }), list);
+        cols.append(el("section", { class: "spec-col", "data-seat": String(s.seat), "aria-label": s.name }, numbers, bx, details));
+        columns.seats[s.seat] = { numbers, board: new Board(bx, { name: s.name }), list, listed: "" };
       }
-      boards[n].name = s.name;
+    }
+    for (const s of seats) {
+      const n = s.seat;
+      const c = columns.seats[n];
+      const numbers = progressBox(shownNumbers(n), s.name, lb.variant, { opponent: false, state: state.racerState(n), heldBack: state.heldBack(n) });
+      c.numbers.replaceWith(numbers);
+      c.numbers = numbers;
       const view = state.view(n);
-      if (view) boards[n].setView(view);
-      col.append(bx);
-      const list = el("ol", { class: "move-list", "aria-label": t("moves_label") });
-      for (const m of state.moves[n] || []) list.append(el("li", { text: moveLabel(m) }));
-      col.append(el("details", { class: "moves", open: true }, el("summary", { i18n: "moves_label" }), list));
-      cols.append(col);
-      list.scrollTop = list.scrollHeight;
+      if (view && view !== c.board.view) c.board.setView(view);
+      const moves = state.moves[n] || [];
+      const listed = moves.join(" ");
+      if (listed !== c.listed) {
+        c.list.replaceChildren(...moves.map((m) => el("li", { text: moveLabel(m) })));
+        c.listed = listed;
+        c.list.scrollTop = c.list.scrollHeight;
+      }
     }
   }
 
@@ -88,10 +99,11 @@ export function watchScreen({ app, net, navigate, toast }, code) {
   drawAll();
 
   return {
+    state,
     rerender: drawAll,
     destroy: () => clock.stop(),
     onReconnect() {
-      net.send({ type: "watch", match: code });
+      net.send(state.watchFrame());
     },
     onMessage(msg) {
       switch (msg.type) {
@@ -115,7 +127,7 @@ export function watchScreen({ app, net, navigate, toast }, code) {
         case "progress":
         case "finished":
         case "result":
-          state.receive(msg);
+          for (const frame of state.receive(msg)) net.send(frame); // a new watch, if a board disagreed
           if (msg.type === "countdown") app.append(countdownOverlay(state));
           drawAll();
           if (msg.type === "result") showResult();
