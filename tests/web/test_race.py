@@ -380,6 +380,17 @@ def test_a_friend_asked_their_name_learns_the_race_was_called_off(server_url: st
     expect(bob.locator("[role=alert] .big")).to_have_text("That race does not exist or has expired.")
 
 
+def test_a_friend_learns_the_lobby_was_called_off_when_its_creator_opened_another(
+    server_url: str, pages: Any
+) -> None:
+    ada, bob = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    join(bob, server_url, link, "Bob")
+    create_race(ada, server_url, "Ada")  # one open lobby per creator: the first is called off
+    expect(bob.locator("#called-off")).to_have_text("This race was called off: its creator opened a new one.")
+    expect(bob.locator("#ready")).to_have_count(0)
+
+
 def test_the_lobby_shows_the_terms_and_stops_inviting_once_full(server_url: str, pages: Any) -> None:
     ada, bob = pages.new(), pages.new()
     link = create_race(ada, server_url, "Ada", minutes=5)

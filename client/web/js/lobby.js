@@ -67,7 +67,8 @@ export function lobbyPanel(state, { bot, onReady, onLeave, toast, net }) {
   }
   // The share link only while a seat is free: once both are taken, nobody else can join.
   let invite;
-  if (lb.called_off) invite = [el("p", { class: "note", id: "called-off", i18n: "called_off" })];
+  // a quick race is called off when a racer is not ready in time; any other lobby, when its creator opens a new one
+  if (lb.called_off) invite = [el("p", { class: "note", id: "called-off", i18n: lb.quick ? "called_off" : "called_off_replaced" })];
   else if (lb.quick) invite = [el("p", { id: "quick-lobby", i18n: "quick_lobby" })];
   else if (bot) invite = [el("p", { i18n: "bot_text" })];
   else if (free) invite = [el("p", { i18n: "share_text" }), linkRow("share-link", "copy", net.shareLink(`/m/${code}`), "share_text", toast)];

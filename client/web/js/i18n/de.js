@@ -322,6 +322,7 @@ export default {
     quick_elsewhere: "Du wartest jetzt in einem anderen Tab auf ein Rennen.",
     quick_lobby: "Ein schnelles Rennen gegen einen Fremden mit ähnlicher Wertung. Es beginnt, wenn beide bereit sind.",
     called_off: "Dieses Rennen wurde abgesagt: jemand war nicht rechtzeitig bereit.",
+    called_off_replaced: "Dieses Rennen wurde abgesagt: wer es eröffnet hat, hat ein neues begonnen.",
     rated_tag: "gewertet",
     opt_rated: "Gewertet (ändert beide Wertungen; keine Spielnummer)",
     opt_private: "Privat (nicht in der Liste der laufenden Rennen)",

@@ -322,6 +322,7 @@ export default {
     quick_elsewhere: "You are waiting for a race in another tab now.",
     quick_lobby: "A quick race: a stranger of a close rating. It starts when you are both ready.",
     called_off: "This race was called off: a racer was not ready in time.",
+    called_off_replaced: "This race was called off: its creator opened a new one.",
     rated_tag: "rated",
     opt_rated: "Rated (changes both ratings; no deal number)",
     opt_private: "Private (not on the list of live races)",

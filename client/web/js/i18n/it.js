@@ -322,6 +322,7 @@ export default {
     quick_elsewhere: "Ora aspetti una gara in un'altra scheda.",
     quick_lobby: "Una gara rapida contro uno sconosciuto di punteggio simile. Parte quando siete pronti entrambi.",
     called_off: "Questa gara è stata annullata: qualcuno non era pronto in tempo.",
+    called_off_replaced: "Questa gara è stata annullata: chi l'ha creata ne ha aperta un'altra.",
     rated_tag: "a punteggio",
     opt_rated: "A punteggio (cambia i punteggi di entrambi; nessun numero di smazzata)",
     opt_private: "Privata (non nell'elenco delle gare in corso)",

@@ -322,6 +322,7 @@ export default {
     quick_elsewhere: "Je wacht nu in een ander tabblad op een race.",
     quick_lobby: "Een snelle race tegen een vreemde met een vergelijkbare rating. Hij begint als jullie allebei klaar zijn.",
     called_off: "Deze race is afgelast: iemand was niet op tijd klaar.",
+    called_off_replaced: "Deze race is afgelast: de maker heeft een nieuwe geopend.",
     rated_tag: "telt mee",
     opt_rated: "Telt voor de rating (verandert beide ratings; geen spelnummer)",
     opt_private: "Privé (niet in de lijst van lopende races)",

@@ -322,6 +322,7 @@ export default {
     quick_elsewhere: "Agora espera por uma corrida noutro separador.",
     quick_lobby: "Uma corrida rápida contra um desconhecido de classificação próxima. Começa quando ambos estiverem prontos.",
     called_off: "Esta corrida foi cancelada: alguém não ficou pronto a tempo.",
+    called_off_replaced: "Esta corrida foi cancelada: quem a criou abriu outra.",
     rated_tag: "classificada",
     opt_rated: "Classificada (muda as classificações de ambos; sem número de jogo)",
     opt_private: "Privada (fora da lista de corridas ao vivo)",
