@@ -283,7 +283,8 @@ class Client:
             answers = []
             for request, kind, future in waits:
                 try:
-                    answers.append(await asyncio.wait_for(future, REPLY_TIMEOUT_S))
+                    async with asyncio.timeout(REPLY_TIMEOUT_S):
+                        answers.append(await future)
                 except TimeoutError:
                     self.session.forget(request)
                     raise Timeout(f"no answer to {kind} within {REPLY_TIMEOUT_S:g} s") from None
@@ -438,7 +439,8 @@ class Client:
 
     async def _wait_settled(self) -> None:
         try:
-            await asyncio.wait_for(self._settled.wait(), REPLY_TIMEOUT_S)
+            async with asyncio.timeout(REPLY_TIMEOUT_S):
+                await self._settled.wait()
         except TimeoutError:
             raise Timeout(f"the moves sent got no ack within {REPLY_TIMEOUT_S:g} s") from None
 
@@ -451,7 +453,8 @@ class Client:
         self._acks[seq] = future
         try:
             await self._write()
-            return await asyncio.wait_for(future, limit)
+            async with asyncio.timeout(limit):
+                return await future
         except TimeoutError:
             raise Timeout(f"no answer to move {seq} ({text}) within {limit:g} s") from None
         finally:
