@@ -15,9 +15,10 @@ from __future__ import annotations
 import ipaddress
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from websockets.datastructures import Headers
+
+from .limits import Buckets
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -50,22 +51,14 @@ def parse_ip(text: str) -> IPAddress | None:
     return ip
 
 
-@dataclass
-class _Bucket:
-    tokens: float
-    stamp: float
-
-
 class PerAddress:
     """Connections open and identities made, per client key (``client_key``), by connection id."""
 
     def __init__(self, max_connections: int, identities_per_hour: float, identity_burst: int) -> None:
         self.max_connections = max_connections  # 0: no cap
-        self.rate = identities_per_hour / 3600
-        self.burst = identity_burst
         self.open: Counter[str] = Counter()
         self.keys: dict[str, str] = {}  # connection id -> its key (counted connections only)
-        self.buckets: dict[str, _Bucket] = {}
+        self.identities = Buckets(identities_per_hour / 3600, identity_burst)  # by key
 
     def full(self, key: str | None) -> bool:
         return key is not None and 0 < self.max_connections <= self.open[key]
@@ -89,18 +82,8 @@ class PerAddress:
     def new_identity(self, conn: str, now_s: float) -> bool:
         """Whether connection ``conn`` may make one more identity now (counted if so)."""
         key = self.keys.get(conn)
-        if key is None:
-            return True
-        bucket = self.buckets.setdefault(key, _Bucket(float(self.burst), now_s))
-        bucket.tokens = min(self.burst, bucket.tokens + (now_s - bucket.stamp) * self.rate)
-        bucket.stamp = now_s
-        if bucket.tokens < 1:
-            return False
-        bucket.tokens -= 1
-        return True
+        return key is None or not self.identities.take(key, now_s)
 
     def forget_idle(self, now_s: float) -> None:
         """Drop the addresses whose allowance of identities is whole again (they would start so)."""
-        whole = [k for k, b in self.buckets.items() if b.tokens + (now_s - b.stamp) * self.rate >= self.burst]
-        for key in whole:
-            del self.buckets[key]
+        self.identities.forget_full(now_s)

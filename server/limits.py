@@ -1,9 +1,10 @@
-"""Token buckets by key: how often one player, or one client address, may ask for costly work.
+"""Token buckets: how often one connection, one player or one client address may ask for work.
 
-A solver hint or a replay costs the server far more than a frame, so these
-have quotas of their own, per player or per address, besides each
-connection's frame rate (``server/transport.py``). Buckets that have filled
-up again are forgotten, so the table holds only the keys that asked lately.
+One ``Bucket`` is one key's allowance; ``Buckets`` holds one a key. A solver
+hint or a replay costs the server far more than a frame, so these have
+quotas of their own, per player or per address, besides each connection's
+frame rate (``server/flood.py``, a ``Bucket`` of its own). Buckets that have
+filled up again are forgotten, so the table holds only the keys that asked lately.
 """
 
 from __future__ import annotations
@@ -14,34 +15,60 @@ from collections.abc import Callable
 FORGET_EVERY = 1024  # takes between two sweeps of the full buckets
 
 
+class Bucket:
+    """``rate`` tokens a second, up to ``burst``; full at ``now``, when it is made."""
+
+    # One a connection (its frame rate): no __dict__.
+    __slots__ = ("burst", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens, self.stamp = self.burst, now
+
+    def take(self, now: float) -> float:
+        """0 if a token was taken at ``now``; else the seconds until one will be there."""
+        tokens = min(self.burst, self.tokens + max(0.0, now - self.stamp) * self.rate)
+        self.stamp = now
+        if tokens >= 1:
+            self.tokens = tokens - 1
+            return 0.0
+        self.tokens = tokens
+        return (1 - tokens) / self.rate
+
+    def full(self, now: float) -> bool:
+        """Whether it has refilled to ``burst`` by ``now`` (a new one would be the same)."""
+        return self.tokens + (now - self.stamp) * self.rate >= self.burst
+
+
 class Buckets:
     """``rate`` takes a second on average per key, in bursts of up to ``burst``."""
 
     def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.rate, self.burst = rate, burst
         self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # key: (tokens, when)
+        self._buckets: dict[str, Bucket] = {}
         self._takes = 0
 
-    def take(self, key: str) -> float:
-        """0 if ``key`` may go on now (one token taken); else the seconds until it may."""
-        now = self._clock()
-        tokens, then = self._buckets.get(key, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - then) * self.rate)
+    def take(self, key: str, now: float | None = None) -> float:
+        """0 if ``key`` may go on now (one token taken); else the seconds until it may.
+
+        ``now`` (in the clock's seconds) for a caller that keeps its own time.
+        """
+        if now is None:
+            now = self._clock()
         self._takes += 1
         if self._takes % FORGET_EVERY == 0:
-            self._forget_full(now)
-        if tokens >= 1:
-            self._buckets[key] = (tokens - 1, now)
-            return 0.0
-        self._buckets[key] = (tokens, now)
-        return (1 - tokens) / self.rate
+            self.forget_full(now)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = Bucket(self.rate, self.burst, now)
+        return bucket.take(now)
 
-    def _forget_full(self, now: float) -> None:
-        full = [
-            k
-            for k, (tokens, then) in self._buckets.items()
-            if tokens + (now - then) * self.rate >= self.burst
-        ]
-        for key in full:
+    def forget_full(self, now: float) -> None:
+        """Drop the keys whose bucket is full again (a new one would start so)."""
+        for key in [k for k, b in self._buckets.items() if b.full(now)]:
             del self._buckets[key]
+
+    def __contains__(self, key: str) -> bool:
+        """Whether ``key`` has a bucket held (it asked lately)."""
+        return key in self._buckets

@@ -106,8 +106,8 @@ def test_an_address_whose_allowance_is_whole_again_is_forgotten() -> None:
     assert per.opened("c1", "203.0.113.5")
     assert per.new_identity("c1", now_s=0)
     per.forget_idle(now_s=59)
-    assert "203.0.113.5" in per.buckets  # one of two back after a minute: not yet
+    assert "203.0.113.5" in per.identities  # one of two back after a minute: not yet
     per.forget_idle(now_s=60)
-    assert per.buckets == {}
+    assert "203.0.113.5" not in per.identities
     per.closed("c1")
     assert per.open == {} and per.keys == {}
