@@ -24,7 +24,6 @@ from . import protocol as p
 from .addresses import PerAddress
 from .bots import BotRaces
 from .bus import Bus, open_bus
-from .dispatch import Client
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .handlers.ratings import RatingNews
 from .http import TOO_MANY_CONNECTIONS, Http
@@ -36,6 +35,7 @@ from .metrics import Metrics
 from .protocol import now_ms
 from .quick import QuickRaces
 from .replay import Replays
+from .seating import Client, unbind
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
@@ -177,7 +177,7 @@ class App:
             self.addresses.closed(conn.id)
             self.live_races.stop(conn)
             await self.quick.leave(conn)
-            await handlers.seat.unbind(self, conn)
+            await unbind(self, conn)
             await conn.stop_writing()
 
     async def dispatch(self, client: Client, message: p.ClientMessage) -> None:

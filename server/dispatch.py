@@ -10,35 +10,21 @@ answering "something went wrong on our side" the first time a client sends it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from . import protocol as p
 from .addresses import PerAddress
 from .errors import GripError
 from .hub import Hub
 from .limits import Buckets
-from .live import LiveMatch, Peer
+from .live import LiveMatch
+from .live_races import LiveRaces
 from .metrics import Metrics
+from .quick import QuickRaces
+from .seating import Client as Client  # the handlers' own type, where they import the rest
 from .settings import Settings
 from .solving import Solving
-from .store import PlayerRecord, Store
-
-if TYPE_CHECKING:
-    from .live_races import LiveRaces
-    from .quick import QuickRaces
-
-
-class Client(Peer, Protocol):
-    """A connection as the handlers see it: a hub peer, with whom it speaks for and where it sits.
-
-    A WebSocket connection (``server/transport.py``) or a bot the server seats
-    (``server/bots.py``).
-    """
-
-    player: PlayerRecord | None
-    live: LiveMatch | None
-    seat: int | None
-    request_host: str | None  # the Host its connection was opened with (none for a bot)
+from .store import Store
 
 
 class Bots(Protocol):

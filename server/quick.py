@@ -27,12 +27,11 @@ import json
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from . import matchmaking
 from . import protocol as p
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
-from .handlers.seat import take_seat, unbind
 from .hub import new_code, new_token
 from .live import LiveMatch
 from .liveness import instance_of
@@ -40,11 +39,10 @@ from .match import Event, Match
 from .match.events import CalledOff, CountdownStarted
 from .match.state import QuickRacer, hash_token
 from .retry import retry
-from .store import QueueEntry, shown_rating
+from .seating import Client, Seating, take_seat, unbind
+from .settings import Settings
+from .store import QueueEntry, Store, shown_rating
 from .text import clean_name
-
-if TYPE_CHECKING:
-    from .dispatch import Client, Context
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +51,15 @@ LEASE_MS = 3_000  # the pairing process's lease: another takes over this long af
 RECONCILE_EVERY = 4  # rounds between two comparisons of the waiting connections with the store
 RECONCILE_ALONE_S = 0.5  # a process that never pairs: how often it counts a round
 NO_SHOW_BAR_MS = 60_000
+
+
+class Server(Seating, Protocol):
+    """What the queue uses of its server process (``App``): given, not imported, as the
+    handlers' ``Context`` holds the queue."""
+
+    settings: Settings
+    store: Store
+    instance: str
 
 
 @dataclass
@@ -65,7 +72,7 @@ class Waiting:
 
 
 class QuickRaces:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Server) -> None:
         self._ctx = ctx
         self.waiting: dict[str, Waiting] = {}  # by connection id
         self._wake = asyncio.Event()

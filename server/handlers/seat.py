@@ -23,6 +23,7 @@ from ..match import Duplicate, Event, Match
 from ..match.events import SeatTaken
 from ..match.render import ack_again, missed_events, resumed, watching
 from ..match.state import hash_token
+from ..seating import seated, take_seat, unbind
 from ..store import shown_rating
 from ..text import clean_name, clean_seed
 from . import daily
@@ -231,34 +232,6 @@ async def _execute(ctx: Context, client: Client, decide: Callable[[Match, int, i
     """A command of the client's seat: ``decide(match, seat, now)``."""
     lm, seat = seated(client)
     await ctx.hub.execute(lm, lambda m: decide(m, seat, ctx.clock()))
-
-
-async def unbind(ctx: Context, client: Client) -> None:
-    """Leave the match the client sits in or watches; a seat left is recorded as dropped."""
-    lm, client.live = client.live, None
-    client.seat = None
-    if lm is None:
-        return
-    seat = ctx.hub.detach(lm, client)
-    if seat is not None:
-        await ctx.hub.record_connection(lm, seat, client.id, connected=False)
-
-
-async def take_seat(ctx: Context, client: Client, lm: LiveMatch, seat: int) -> None:
-    if client.live is not lm or client.seat != seat:
-        await unbind(ctx, client)
-    client.live, client.seat = lm, seat
-    ctx.hub.attach_seat(lm, seat, client)
-    await ctx.hub.execute(lm, lambda m: m.decide_connect(seat, client.id, ctx.clock()))
-
-
-def seated(client: Client) -> tuple[LiveMatch, int]:
-    """The match and seat the client plays in; refused if it holds none."""
-    if client.live is None or client.seat is None:
-        raise Refused(ErrorCode.WRONG_PHASE, "create or join a match first")
-    if client.live.seats.get(client.seat) is not client:
-        raise Refused(ErrorCode.TAKEN_OVER, "this seat was taken over by a newer connection")
-    return client.live, client.seat
 
 
 async def _rating(ctx: Context, client: Client, variant: str) -> int | None:
