@@ -171,7 +171,7 @@ def test_how_to_check_speaks_of_what_a_player_has(server_url: str, pages: Any) -
 def test_unknown_future_day_reads_as_a_sentence(server_url: str, pages: Any) -> None:
     page = pages.new()
     page.goto(f"{server_url}daily/2999-01-01")
-    expect(page.locator("#daily-error")).to_have_text("That day's challenge has not begun yet.")
+    expect(page.locator("[role=alert] .big")).to_have_text("That day's challenge has not begun yet.")
 
 
 # ----------------------------------------------------------------------------- a day that ends

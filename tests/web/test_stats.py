@@ -121,7 +121,7 @@ def test_stats_after_a_race_and_a_practice_game(server_url: str, pages: Any, sho
 def test_unknown_player_reads_as_a_sentence(server_url: str, pages: Any) -> None:
     page = pages.new()
     page.goto(f"{server_url}stats/nobody-at-all")
-    expect(page.locator("#stats-error")).to_have_text("There is no player with that id.")
+    expect(page.locator("[role=alert] .big")).to_have_text("There is no player with that id.")
 
 
 def test_stats_on_a_phone_show_the_whole_table_and_count_one_score_as_one(

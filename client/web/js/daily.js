@@ -1,9 +1,10 @@
 // The daily challenge: today's commitment and attempt, play or race on today's deal, the day's
 // leaderboard with its score distribution, and past days with their revealed seed checked in the
 // browser against the commitment published while the day ran.
-import { el, fmtTime } from "./dom.js";
+import { el, fmtTime, table } from "./dom.js";
 import { t } from "./i18n.js";
 import { barChart } from "./charts.js";
+import { fatalPanel } from "./race-parts.js";
 import { sha256Hex } from "./sha256.js";
 
 const DAYS_PAGE = 14;
@@ -36,23 +37,14 @@ export function leaderboardTable(lb, { replays = false, id } = {}) {
       el("td", { class: "time", text: fmtTime(e.time_ms) }),
       replays ? el("td", {}, el("a", { href: `/r/${e.match}`, "data-link": true, class: "replay-link", i18n: "replay_link" })) : null,
     );
-  const body = el("tbody", {}, ...lb.top.map((e) => row(e)));
+  const rows = lb.top.map((e) => row(e));
   if (lb.you && !lb.top.some((e) => e.player === lb.you.player)) {
-    body.append(el("tr", { class: "gap", "aria-hidden": "true" }, el("td", { colspan: replays ? "5" : "4", text: "⋯" })));
-    body.append(row(lb.you, "outside"));
+    rows.push(el("tr", { class: "gap", "aria-hidden": "true" }, el("td", { colspan: replays ? "5" : "4", text: "⋯" })));
+    rows.push(row(lb.you, "outside"));
   }
   const cols = ["rank", "player", "score", "time"];
   if (replays) cols.push("replay_title");
-  return el(
-    "div",
-    { class: "table-wrap" },
-    el(
-      "table",
-      { class: "result-table board-table", id },
-      el("thead", {}, el("tr", {}, ...cols.map((k) => el("th", { scope: "col", i18n: k })))),
-      body,
-    ),
-  );
+  return table({ class: "result-table board-table", id }, cols, rows);
 }
 
 function distributionChart(lb) {
@@ -281,9 +273,7 @@ export function dailyScreen(app, ctx, day = null) {
 
   function draw() {
     if (st.fatal) {
-      app.replaceChildren(
-        el("section", { class: "panel", role: "alert" }, el("p", { class: "big", id: "daily-error", text: errorText(st.fatal) }), el("a", { class: "btn", href: "/daily", "data-link": true, i18n: "daily_back" })),
-      );
+      app.replaceChildren(fatalPanel(errorText(st.fatal), el("a", { class: "btn", href: "/daily", "data-link": true, i18n: "daily_back" })));
       return;
     }
     const today = st.info ? st.info.today.day : null;

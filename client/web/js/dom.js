@@ -20,6 +20,15 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** A table in its scrolling box: `attrs` of the table, the text keys of its column heads, its rows. */
+export function table(attrs, heads, rows) {
+  return el(
+    "div",
+    { class: "table-wrap" },
+    el("table", attrs, el("thead", {}, el("tr", {}, ...heads.map((k) => el("th", { scope: "col", i18n: k })))), el("tbody", {}, ...rows)),
+  );
+}
+
 export function fmtTime(ms) {
   const s = Math.max(0, Math.round(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;

@@ -2,9 +2,10 @@
 // chart of each, per variant the daily streak and two SVG pictures (score distribution, last 30
 // scores), practice games apart, the head-to-head table and the paged history, each game opening in
 // the replay viewer; and the board of the best ratings, a page at a time.
-import { el } from "./dom.js";
+import { el, table } from "./dom.js";
 import { t } from "./i18n.js";
 import { barChart, lineChart } from "./charts.js";
+import { fatalPanel } from "./race-parts.js";
 import { VARIANTS, variantKey, variantName } from "./variants.js";
 
 const LAST = 30;
@@ -26,15 +27,6 @@ function todayUTC() {
   return new Date().toISOString().slice(0, 10);
 }
 
-
-/** A table in its scrolling box: `attrs` of the table, the text keys of its column heads, its rows. */
-function table(attrs, heads, rows) {
-  return el(
-    "div",
-    { class: "table-wrap" },
-    el("table", attrs, el("thead", {}, el("tr", {}, ...heads.map((k) => el("th", { scope: "col", i18n: k })))), el("tbody", {}, ...rows)),
-  );
-}
 
 function scoreChart(distribution) {
   const items = distribution.map((d) => ({ x: d.score, y: d.games }));
@@ -298,9 +290,7 @@ export function statsScreen(app, ctx, player = null) {
 
   function draw() {
     if (st.fatal) {
-      app.replaceChildren(
-        el("section", { class: "panel", role: "alert" }, el("p", { class: "big", id: "stats-error", text: errorText(st.fatal) }), el("a", { class: "btn", href: "/stats", "data-link": true, i18n: "my_stats" })),
-      );
+      app.replaceChildren(fatalPanel(errorText(st.fatal), el("a", { class: "btn", href: "/stats", "data-link": true, i18n: "my_stats" })));
       return;
     }
     if (!st.stats) {
