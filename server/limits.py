@@ -27,7 +27,12 @@ class Bucket:
 
     def take(self, now: float) -> float:
         """0 if a token was taken at ``now``; else the seconds until one will be there."""
-        tokens = min(self.burst, self.tokens + max(0.0, now - self.stamp) * self.rate)
+        # Comparisons, not min() and max(): a connection's frame rate takes every frame here.
+        tokens = self.tokens
+        if now > self.stamp:
+            tokens += (now - self.stamp) * self.rate
+            if tokens > self.burst:
+                tokens = self.burst
         self.stamp = now
         if tokens >= 1:
             self.tokens = tokens - 1
