@@ -24,7 +24,7 @@ from .bus import Bus
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .live import LiveMatch, Peer, channel
 from .match import DEFAULT_GRACE_MS, Audience, Duplicate, Event, Match, decode_events, encode_events
-from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened
+from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened, with_ev
 from .match.render import render
 from .protocol import now_ms
 from .recovery import RELOAD, TELL, Recovery
@@ -173,7 +173,7 @@ class Hub:
                     self.spawn(self.recovery.settle(lm, expected))
                     raise
                 if shift:  # placed after others' moves we had not seen: take them in first
-                    decision = [e.model_copy(update={"ev": e.ev + shift}) for e in decision]
+                    decision = [with_ev(e, e.ev + shift) for e in decision]
                     if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
                         await self.recovery.catch_up(lm)
                 self.apply(lm, decision)

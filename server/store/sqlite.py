@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
-from ..match.events import CountdownStarted, Decided, Event, Opened, decode_events
+from ..match.events import CountdownStarted, Decided, Event, Opened, decode_events, event_json
 from ..protocol import LiveRace, Rated, Result
 from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
@@ -327,7 +327,7 @@ class SqliteStore:
         db = self._db
         db.executemany(
             "INSERT INTO events (match, ev, body) VALUES (?, ?, ?)",
-            [(match_id, e.ev, e.model_dump_json()) for match_id, events in appends for e in events],
+            [(match_id, e.ev, event_json(e)) for match_id, events in appends for e in events],
         )
         for match_id, events in appends:
             self._write_indexes(match_id, events)
