@@ -49,7 +49,12 @@ class Follower(Protocol):
         """``e`` was applied to this process's copy of its match (every process holding it)."""
 
     async def appended(self, lm: LiveMatch, events: list[Event]) -> None:
-        """This process appended ``events`` (and applied and published them): once, where decided."""
+        """This process appended ``events`` (and applied and published them): once, where decided.
+
+        Not told of a batch of moves alone (``Hub._after``): no follower does
+        anything after a play, and awaiting each of them cost every move a
+        coroutine apiece. A move that ends a game comes with its ``Ended``.
+        """
 
 
 def new_code() -> str:
@@ -217,6 +222,8 @@ class Hub:
 
     async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
         """Follow-ups of a decision: a rematch opens its new match here, once; then the followers'."""
+        if all(type(e) is Moved for e in events):
+            return  # a play: nothing follows it (``Follower.appended``)
         for follower in self.followers:
             await follower.appended(lm, events)
         for e in events:
