@@ -38,7 +38,9 @@ def test_an_undo_holds_its_numbers_as_before() -> None:
 
 def test_renumbering_a_move_keeps_the_rest() -> None:
     moved = with_ev(MOVE, 9)
-    assert isinstance(moved, Moved) and moved.ev == 9 and event_json(moved) == STORED.replace('"ev":5', '"ev":9')
+    assert (
+        isinstance(moved, Moved) and moved.ev == 9 and event_json(moved) == STORED.replace('"ev":5', '"ev":9')
+    )
     assert MOVE.ev == 5
 
 
