@@ -296,18 +296,31 @@ class Hub:
             self.schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
-        for audience, message in render(lm.match, e, lambda a: _present(lm, a)):
+        seats = lm.seats
+        watching = lm.spectators.versions()  # asked once an event: a move asks for each version twice
+
+        def present(audience: Audience) -> bool:
+            """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
+            kind = audience.kind
+            if kind == "seat" or kind == "mover":
+                peer = seats.get(audience.seat)  # type: ignore[arg-type]  # a racer's audience has its seat
+                return peer is not None and audience.version in (0, peer.version)
+            if kind == "spectators":
+                return _spoken(watching, audience.version)
+            return True
+
+        for audience, message in render(lm.match, e, present):
             if (racer := audience.racer) is not None:
-                peer = lm.seats.get(racer)
+                peer = seats.get(racer)
                 if peer is not None and audience.speaks(peer.version):
                     peer.send(message)
                 continue
             peers = [
                 peer
-                for seat, peer in lm.seats.items()
+                for seat, peer in seats.items()
                 if audience.has_seat(seat) and audience.speaks(peer.version)
             ]
-            watchers = audience.has_spectators and lm.spectators.speak(audience.version)
+            watchers = audience.has_spectators and _spoken(watching, audience.version)
             if not (peers or watchers):
                 continue  # nobody to tell (a board with no spectators): not even encoded
             data = p.encode(message)  # encoded once for every receiver
@@ -454,12 +467,6 @@ def _idle_decided(lm: LiveMatch, now: int) -> bool:
     )
 
 
-def _present(lm: LiveMatch, audience: Audience) -> bool:
-    """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
-    kind = audience.kind
-    if kind == "seat" or kind == "mover":
-        peer = lm.seats.get(audience.seat)  # type: ignore[arg-type]  # a racer's audience has its seat
-        return peer is not None and audience.version in (0, peer.version)
-    if kind == "spectators":
-        return lm.spectators.speak(audience.version)
-    return True
+def _spoken(versions: tuple[int, ...], version: int) -> bool:
+    """Whether a spectator speaking one of ``versions`` speaks ``version`` (0: any version)."""
+    return version in versions if version else bool(versions)
