@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
-from ..match.events import CountdownStarted, Decided, Event, Opened, decode_events, event_json
+from ..match.events import CountdownStarted, Decided, Event, Moved, Opened, decode_events, event_json
 from ..protocol import LiveRace, Rated, Result
 from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
@@ -336,6 +336,8 @@ class SqliteStore:
         """A new match in the lobbies, a started one in the running ones; a decided one's result, and its indexes."""
         db = self._db
         for e in events:
+            if type(e) is Moved:  # nearly every event, and none an index keeps
+                continue
             if isinstance(e, Opened):
                 db.execute("INSERT INTO lobbies (match, opened_at) VALUES (?, ?)", (match_id, e.at))
             elif isinstance(e, CountdownStarted):
