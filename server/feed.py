@@ -121,11 +121,9 @@ class Spectators(Generic[S]):
         for feed in self._feeds.values():
             feed.discard(spectator)
 
-    def speak(self, version: int) -> bool:
-        """Whether any spectator here speaks ``version`` (0: any version)."""
-        if version:
-            return bool(self._feeds[version])
-        return any(self._feeds.values())
+    def versions(self) -> tuple[int, ...]:
+        """The protocol versions spoken by a spectator here."""
+        return tuple([v for v, feed in self._feeds.items() if feed])
 
     def post(self, frame: bytes, version: int = 0) -> None:
         """``frame`` for the spectators who speak ``version`` (0: every one)."""

@@ -24,7 +24,7 @@ from .bus import Bus
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .live import LiveMatch, Peer, channel
 from .match import DEFAULT_GRACE_MS, Audience, Duplicate, Event, Match, decode_events, encode_events
-from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened
+from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened, with_ev
 from .match.render import render
 from .protocol import now_ms
 from .recovery import RELOAD, TELL, Recovery
@@ -49,7 +49,12 @@ class Follower(Protocol):
         """``e`` was applied to this process's copy of its match (every process holding it)."""
 
     async def appended(self, lm: LiveMatch, events: list[Event]) -> None:
-        """This process appended ``events`` (and applied and published them): once, where decided."""
+        """This process appended ``events`` (and applied and published them): once, where decided.
+
+        Not told of a batch of moves alone (``Hub._after``): no follower does
+        anything after a play, and awaiting each of them cost every move a
+        coroutine apiece. A move that ends a game comes with its ``Ended``.
+        """
 
 
 def new_code() -> str:
@@ -173,7 +178,7 @@ class Hub:
                     self.spawn(self.recovery.settle(lm, expected))
                     raise
                 if shift:  # placed after others' moves we had not seen: take them in first
-                    decision = [e.model_copy(update={"ev": e.ev + shift}) for e in decision]
+                    decision = [with_ev(e, e.ev + shift) for e in decision]
                     if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
                         await self.recovery.catch_up(lm)
                 self.apply(lm, decision)
@@ -217,6 +222,8 @@ class Hub:
 
     async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
         """Follow-ups of a decision: a rematch opens its new match here, once; then the followers'."""
+        if all(type(e) is Moved for e in events):
+            return  # a play: nothing follows it (``Follower.appended``)
         for follower in self.followers:
             await follower.appended(lm, events)
         for e in events:
@@ -289,18 +296,31 @@ class Hub:
             self.schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
-        for audience, message in render(lm.match, e, lambda a: _present(lm, a)):
+        seats = lm.seats
+        watching = lm.spectators.versions()  # asked once an event: a move asks for each version twice
+
+        def present(audience: Audience) -> bool:
+            """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
+            kind = audience.kind
+            if kind == "seat" or kind == "mover":
+                peer = seats.get(audience.seat)  # type: ignore[arg-type]  # a racer's audience has its seat
+                return peer is not None and audience.version in (0, peer.version)
+            if kind == "spectators":
+                return _spoken(watching, audience.version)
+            return True
+
+        for audience, message in render(lm.match, e, present):
             if (racer := audience.racer) is not None:
-                peer = lm.seats.get(racer)
+                peer = seats.get(racer)
                 if peer is not None and audience.speaks(peer.version):
                     peer.send(message)
                 continue
             peers = [
                 peer
-                for seat, peer in lm.seats.items()
+                for seat, peer in seats.items()
                 if audience.has_seat(seat) and audience.speaks(peer.version)
             ]
-            watchers = audience.has_spectators and lm.spectators.speak(audience.version)
+            watchers = audience.has_spectators and _spoken(watching, audience.version)
             if not (peers or watchers):
                 continue  # nobody to tell (a board with no spectators): not even encoded
             data = p.encode(message)  # encoded once for every receiver
@@ -447,12 +467,6 @@ def _idle_decided(lm: LiveMatch, now: int) -> bool:
     )
 
 
-def _present(lm: LiveMatch, audience: Audience) -> bool:
-    """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
-    kind = audience.kind
-    if kind == "seat" or kind == "mover":
-        peer = lm.seats.get(audience.seat)  # type: ignore[arg-type]  # a racer's audience has its seat
-        return peer is not None and audience.version in (0, peer.version)
-    if kind == "spectators":
-        return lm.spectators.speak(audience.version)
-    return True
+def _spoken(versions: tuple[int, ...], version: int) -> bool:
+    """Whether a spectator speaking one of ``versions`` speaks ``version`` (0: any version)."""
+    return version in versions if version else bool(versions)

@@ -187,8 +187,7 @@ async def on_move(ctx: Context, client: Client, msg: p.MoveMsg) -> None:
     if isinstance(decision, Duplicate):
         client.send(ack_again(lm.match, seat, decision.seq, client.version))
         return
-    ctx.metrics.moves.inc()
-    ctx.metrics.ack_latency.observe(time.perf_counter() - started)
+    ctx.metrics.moved(time.perf_counter() - started)
 
 
 @routes.handles(p.Finish)

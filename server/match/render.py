@@ -202,7 +202,7 @@ def _render_move(m: Match, e: Moved | TookBack, wanted: Callable[[Audience], boo
     What a message needs is computed only for those there to receive it: a
     v1 view, or a v2 reveal and check.
     """
-    numbers = vars(e.numbers)  # dict() would ask the model for keys() first, a slow miss
+    numbers = e.numbers.as_dict()
     s = m.seat(e.seat)
     finished = s.ended is not None
     out: Rendered = [(_OTHERS[e.seat], p.progress_frame(e.ev, e.seat, numbers, finished))]
@@ -268,7 +268,7 @@ def _released_boards(
     v1, v2 = 1 in versions, 2 in versions
     for n, count in m.released.items():
         s, game = m.seat(n), m.game(n)
-        numbers, finished = vars(Numbers.of(game)), s.ended is not None
+        numbers, finished = Numbers.of(game).as_dict(), s.ended is not None
         for recorded, view, reveal, check in _shown_plays(m, n, count, v1, v2, built.get(n)):
             move, auto = recorded[0].text, [played.text for played in recorded[1:]]
             if view is not None:

@@ -689,14 +689,13 @@ class Match:
         """How far into the stock seat ``n``'s shown board may be: as far as every other playing racer (None: any)."""
         if not self.spectators_lag:
             return None
-        return min(
-            (
-                self.game(t).drawn
-                for t, s in enumerate(self.seats)
-                if t != n and s is not None and s.ended is None
-            ),
-            default=None,
-        )
+        limit = None  # a loop, not min() over a generator: asked after every play
+        for t, s in enumerate(self.seats):
+            if t != n and s is not None and s.ended is None:
+                drawn = self.game(t).drawn
+                if limit is None or drawn < limit:
+                    limit = drawn
+        return limit
 
 
 def race_winner(ended: list[Ended]) -> tuple[int | None, bool]:

@@ -69,7 +69,16 @@ from redis.exceptions import AskError, ClusterDownError, ClusterError, MovedErro
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
-from ..match.events import Connected, CountdownStarted, Decided, Disconnected, Event, Moved, decode_events
+from ..match.events import (
+    Connected,
+    CountdownStarted,
+    Decided,
+    Disconnected,
+    Event,
+    Moved,
+    decode_events,
+    event_json,
+)
 from ..protocol import PLAYER_ID_PATTERN, LiveRace, Rated, Result
 from ..ratings import PlayerRating, RatingPoint
 from ..redis_link import UNANSWERED, Client, connect, hash_tag
@@ -211,7 +220,7 @@ def _args(e: Event) -> list[Any]:
         extra = e.conn
     elif isinstance(e, Decided):
         extra = e.result.model_dump_json()
-    return [e.ev, e.kind, e.model_dump_json(), seat, seq, extra, e.at]
+    return [e.ev, e.kind, event_json(e), seat, seq, extra, e.at]
 
 
 def heartbeat_key(instance: str) -> str:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
-from ..match.events import CountdownStarted, Decided, Event, Opened, decode_events
+from ..match.events import CountdownStarted, Decided, Event, Moved, Opened, decode_events, event_json
 from ..protocol import LiveRace, Rated, Result
 from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
@@ -327,7 +327,7 @@ class SqliteStore:
         db = self._db
         db.executemany(
             "INSERT INTO events (match, ev, body) VALUES (?, ?, ?)",
-            [(match_id, e.ev, e.model_dump_json()) for match_id, events in appends for e in events],
+            [(match_id, e.ev, event_json(e)) for match_id, events in appends for e in events],
         )
         for match_id, events in appends:
             self._write_indexes(match_id, events)
@@ -336,6 +336,8 @@ class SqliteStore:
         """A new match in the lobbies, a started one in the running ones; a decided one's result, and its indexes."""
         db = self._db
         for e in events:
+            if type(e) is Moved:  # nearly every event, and none an index keeps
+                continue
             if isinstance(e, Opened):
                 db.execute("INSERT INTO lobbies (match, opened_at) VALUES (?, ?)", (match_id, e.at))
             elif isinstance(e, CountdownStarted):

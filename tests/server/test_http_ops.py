@@ -69,6 +69,26 @@ async def test_metrics(make_app: MakeAppT) -> None:
     assert 'grip_ack_latency_seconds_bucket{le="0.01"}' in text
 
 
+async def test_ack_latencies_fall_in_the_buckets_prometheus_counts_them_in(make_app: MakeAppT) -> None:
+    """Counted in plain numbers at each move, the histogram reads as prometheus_client's did."""
+    app = await make_app()
+    for seconds in (0.001, 0.0011, 0.3, 2.0):  # a bound is in its own bucket; 2 s in none but +Inf
+        app.metrics.moved(seconds)
+    text = app.metrics.render().decode()
+    counts = dict(re.findall(r'^grip_ack_latency_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M))
+    assert counts == {
+        "0.0005": "0.0",
+        "0.001": "1.0",
+        "0.002": "2.0",
+        **{le: "2.0" for le in ("0.005", "0.01", "0.02", "0.05", "0.1", "0.25")},
+        "1.0": "3.0",
+        "+Inf": "4.0",
+    }
+    assert re.search(r"^grip_ack_latency_seconds_count 4\.0$", text, re.M)
+    assert re.search(r"^grip_ack_latency_seconds_sum 2\.302", text, re.M)
+    assert re.search(r"^grip_moves_total 4\.0$", text, re.M)
+
+
 async def test_static_index(make_app: MakeAppT) -> None:
     app = await make_app()
     status, kind, body = await get(app, "/")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from server.match.events import event_json
 from server.stats import fold
 from server.store import Conflict
 from server.store.sqlite import SqliteStore
@@ -109,7 +110,7 @@ async def test_a_data_file_of_the_first_layout_is_migrated_whole(tmp_path: Path)
     written = [*opening("AAAAAAAA"), moved(3, 0, 1), *opening("CCCCCCCC")]
     old.executemany(
         "INSERT INTO events VALUES (?, ?, ?)",
-        [("AAAAAAAA" if i < 3 else "CCCCCCCC", e.ev, e.model_dump_json()) for i, e in enumerate(written)],
+        [("AAAAAAAA" if i < 3 else "CCCCCCCC", e.ev, event_json(e)) for i, e in enumerate(written)],
     )
     old.commit()
     old.close()
