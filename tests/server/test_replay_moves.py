@@ -53,6 +53,13 @@ def with_seat(result: p.Result, n: int, **changes: Any) -> p.Result:
     return result.model_copy(update={"seats": seats})
 
 
+def in_sight(game: Game) -> Counter[str]:
+    """The cards a player sees of ``game`` (``open``'s stock not counted)."""
+    view = game.player_view()
+    grid = [c for pile in view["grid"].values() for c in pile]
+    return Counter(grid + [w["top"] for w in view["waste"] if w["top"]])
+
+
 def without(view: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in view.items() if k not in keys}
 
@@ -64,7 +71,9 @@ def test_each_play_is_what_a_v2_spectator_was_sent(variant: str) -> None:
     assert body["format"] == FORMAT and body["seed"] == "4242" and body["variant"] == variant
     boards = [m for m in sim.to(SPECTATOR) if isinstance(m, p.BoardV2)]
     for seat in body["seats"]:
-        sent = [without(b.model_dump(mode="json"), "type", "ev", "seat") for b in boards if b.seat == seat["seat"]]
+        sent = [
+            without(b.model_dump(mode="json"), "type", "ev", "seat") for b in boards if b.seat == seat["seat"]
+        ]
         assert seat["plays"] == sent and len(sent) > 3
         assert seat["score"] == sim.match.result.seats[seat["seat"]].score  # type: ignore[union-attr]
 
@@ -96,17 +105,10 @@ def test_a_replay_shows_no_card_the_game_never_revealed(variant: str) -> None:
         game = Game.new("4242", variant)
         dealt = game.state()
         deck = Counter(c for pile in dealt["grid"].values() for c in pile) + Counter(dealt["stock"])
-        seen = Counter[str]()  # each card as many times as its copies were in sight at once
-
-        def look() -> None:
-            view = game.player_view()
-            grid = [c for pile in view["grid"].values() for c in pile]
-            seen.update(Counter(grid + [w["top"] for w in view["waste"] if w["top"]]) - seen)
-
-        look()
+        seen = in_sight(game)  # each card as many times as its copies were in sight at once
         for text in sim.match.moves(seat["seat"]):
             game.play(text)
-            look()
+            seen |= in_sight(game)
         deal = seat["deal"]
         assert "stock" not in deal and "legal" not in deal
         in_replay = {c for pile in deal["grid"].values() for c in pile}
