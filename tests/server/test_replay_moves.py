@@ -14,12 +14,15 @@ import orjson
 import pytest
 from matchsim import SPECTATOR, Sim, greedy_moves
 
+import server.replay
 from server import protocol as p
 from server.engine import Game
 from server.engine.client_game import ClientGame
 from server.engine.game import BaseGame
+from server.engine.variants import Variant
 from server.errors import ErrorCode, Refused
 from server.replay import FORMAT, replay_body
+from tests.engine.engine_helpers import won_but_one
 
 VARIANTS = ("classic", "open", "three-waste", "suitless", "single-deck")
 
@@ -138,6 +141,34 @@ def test_building_a_replay_makes_one_view_a_seat_whatever_the_plays(monkeypatch:
     body = orjson.loads(replay_body(result))
     assert [len(s["plays"]) for s in body["seats"]] == [500, 0]
     assert views[0] == 2  # the deals
+
+
+def test_a_win_s_automatic_swaps_come_with_the_play_that_won(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log records them as moves of their own; the replay folds them into the winning play,
+    as an ack or a board does, and a log whose swaps are not the engine's is corrupt."""
+    sim = decided("classic", plays=(0, 0))
+    assert sim.match.result is not None
+    game, winning = won_but_one()  # no deal a test can find is won: the seat is dealt this position
+    recorded = [m.text for m in game.play(winning)]
+
+    class Dealt(Game):
+        @classmethod
+        def new(cls, seed: str, variant: str | Variant = "classic") -> Game:
+            return won_but_one()[0]
+
+    monkeypatch.setattr(server.replay, "Game", Dealt)
+    alone = sim.match.result.model_copy(update={"seats": sim.match.result.seats[:1]})
+    result = with_seat(alone, 0, moves=recorded, score=0)
+    seat = orjson.loads(replay_body(result))["seats"][0]
+    assert len(recorded) == 9 and seat["plays"] == [
+        {"move": winning, "auto": recorded[1:], "check": game.check()}
+    ]
+    client = ClientGame.from_view(seat["deal"])
+    assert [m.text for m in client.play(winning)] == recorded and client.check() == game.check()
+    swapped = with_seat(result, 0, moves=[winning, *reversed(recorded[1:])])
+    with pytest.raises(Refused) as refused:
+        replay_body(swapped)
+    assert refused.value.code is ErrorCode.CORRUPT and "automatic arrangement" in refused.value.message
 
 
 @pytest.mark.parametrize("tamper", ["score", "move"])
