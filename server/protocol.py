@@ -1004,14 +1004,22 @@ def board_frame(
     )
 
 
-def _play_frame(head: dict[str, Any], reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
-    """A v2 play's frame: ``head``, then what the play revealed and the automatic swaps (when any), the check."""
+def play_fields(
+    head: dict[str, Any], reveal: Mapping[str, str], auto: Sequence[str], check: int
+) -> dict[str, Any]:
+    """A v2 play as its frames carry it: ``head``, then what the play revealed and the automatic
+    swaps (when any), the check. A replay (``server/replay.py``) carries each play the same way."""
     if reveal:
         head["reveal"] = reveal
     if auto:
         head["auto"] = auto
     head["check"] = check
-    return dumps(head)
+    return head
+
+
+def _play_frame(head: dict[str, Any], reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
+    """A v2 play's frame (``play_fields``)."""
+    return dumps(play_fields(head, reveal, auto, check))
 
 
 def ack_v2_frame(seq: int, ev: int, reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:

@@ -1,33 +1,42 @@
 """``GET /api/replay/CODE``: a finished match, move by move, for the web page's replay viewer.
 
-The page never runs the rules, so the server replays each seat's recorded
-moves with the engine and sends the board after every play. A *play* is one
-move a player made plus the automatic arrangement swaps the engine added
-after it (only after a win); the recorded log lists those swaps as moves of
-their own, so they are folded into the play that caused them.
+Moves travel, boards don't (issue 18): a replay carries, per seat, the deal
+as the seat first saw it, then each play as a v2 ``board`` frame carries it
+(the move, what it revealed, the automatic swaps after it, the check). The
+page plays them on its own engine (``ClientGame``) to draw every step. A
+*play* is one move a player made plus the automatic arrangement swaps the
+engine added after it (only after a win); the recorded log lists those
+swaps as moves of their own, so they are folded into the play that caused
+them. Nothing is in a replay that the game did not reveal: the deal's view
+leaves out the stock (shown whole in ``open`` only while playing) and a
+play carries only the cards it brought into view, so the stock's undrawn
+cards never appear.
 
 Only finished matches (a stored ``result``) are served, and a daily deal's
 only once its day is over (its seed is secret until then). A decided
-match's replay never changes, and a long game's is a megabyte that takes
-the engine tens of milliseconds: it is built once, where the match is
-decided (``Replays``), kept gzipped in the store beside the result, and
-served as the stored bytes (unzipped for a client that does not take gzip). Every log is
-replayed through the engine and must end at the recorded score: a log the
-engine rejects is refused, so a tampered log can never be shown or ranked.
-Views carry no ``legal`` list (a replay is not played) to keep the answer
-small.
+match's replay never changes: it is built once, where the match is decided
+(``Replays``), kept gzipped in the store beside the result, and served as
+the stored bytes (unzipped for a client that does not take gzip). Building
+it replays each log through the engine, which must accept every move and
+end at the recorded score: a log the engine rejects is refused, so a
+tampered log can never be shown or ranked. A replay kept by an earlier
+version (one whole board per step, no ``format``) is built again and kept
+anew when it is asked for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gzip
-import json
 import logging
 import re
+import zlib
 from typing import Any
 
+import orjson
+
 from . import daily
+from . import protocol as p
 from .engine import Game, IllegalMove, InvalidMove, Move
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .live import LiveMatch
@@ -37,21 +46,29 @@ from .store import Store
 
 log = logging.getLogger(__name__)
 PACK_LEVEL = 6
+#: The replay's shape; a kept body without it (or with another) is built again (``kept_replay``).
+FORMAT = 2
+#: How every body of this format begins (orjson keeps the keys' order): read off the kept bytes
+#: without unzipping the rest.
+_HEAD = b'{"format":%d,' % FORMAT
 
 PATH = re.compile(f"^/api/replay/([{CODE_ALPHABET}]{{{CODE_LENGTH}}})$")
 
 
-def _view(game: Game) -> dict[str, Any]:
+def _deal(game: Game) -> dict[str, Any]:
+    """The deal as a ``start`` shows it, less what a replay does not need or must not show: the
+    legal moves (a replay is not played) and ``open``'s stock (its undrawn cards stay secret)."""
     view = game.player_view()
-    view.pop("legal", None)
-    view.pop("stock", None)
+    view.pop("legal")
+    view.pop("stock")
     return view
 
 
-def seat_steps(seed: str, variant: str, moves: list[str], score: int) -> list[dict[str, Any]]:
-    """Step 0 is the deal; step k the board after the k-th play. IllegalMove if the log is not sound."""
+def seat_plays(seed: str, variant: str, moves: list[str], score: int) -> dict[str, Any]:
+    """A seat's ``deal`` and ``plays`` (as v2 boards carry them); IllegalMove if the log is not sound."""
     game = Game.new(seed, variant)
-    steps: list[dict[str, Any]] = [{"move": None, "auto": [], "view": _view(game)}]
+    deal = _deal(game)
+    plays: list[dict[str, Any]] = []
     pending: list[Move] = []
     for text in moves:
         move = Move.parse(text)
@@ -60,13 +77,14 @@ def seat_steps(seed: str, variant: str, moves: list[str], score: int) -> list[di
                 raise IllegalMove(move, "differs from the automatic arrangement")
             continue
         recorded = game.play(move)
-        pending = list(recorded[1:])
-        steps.append({"move": str(move), "auto": [str(m) for m in recorded[1:]], "view": _view(game)})
+        pending = recorded[1:]
+        auto = [m.text for m in pending]
+        plays.append(p.play_fields({"move": move.text}, game.revealed(), auto, game.check()))
     if game.leftover != score:
         raise IllegalMove(
             moves[-1] if moves else "T", f"the log ends at {game.leftover}, not the recorded {score}"
         )
-    return steps
+    return {"deal": deal, "plays": plays}
 
 
 async def verified_result(store: Store, match: str, now: int) -> Result:
@@ -93,7 +111,7 @@ def replay_body(result: Result) -> bytes:
     seats = []
     for s in result.seats:
         try:
-            steps = seat_steps(result.seed or "", result.variant, s.moves, s.score)
+            played = seat_plays(result.seed or "", result.variant, s.moves, s.score)
         except (IllegalMove, InvalidMove) as exc:
             raise Refused(ErrorCode.CORRUPT, f"the log of seat {s.seat} does not replay: {exc}") from None
         seats.append(
@@ -104,10 +122,11 @@ def replay_body(result: Result) -> bytes:
                 "rating": s.rating,
                 "reason": s.reason,
                 "finished_at": s.finished_at,
-                "steps": steps,
+                **played,
             }
         )
     body = {
+        "format": FORMAT,
         "match": result.match,
         "variant": result.variant,
         "seed": result.seed,
@@ -116,23 +135,32 @@ def replay_body(result: Result) -> bytes:
         "draw": result.draw,
         "seats": seats,
     }
-    return json.dumps(body, separators=(",", ":")).encode()
+    return orjson.dumps(body)
 
 
 def packed_replay(result: Result) -> bytes:
-    """The replay's JSON, gzipped as it is kept: a board a play repeats itself a lot (a tenth of
-    the size, or far less), and a browser takes it as it is."""
+    """The replay's JSON, gzipped as it is kept: a browser takes it as it is."""
     return gzip.compress(replay_body(result), PACK_LEVEL)
+
+
+def _current(packed: bytes) -> bool:
+    """Whether a kept replay is of this version's ``FORMAT`` (only its first bytes are unzipped)."""
+    try:
+        return zlib.decompressobj(wbits=31).decompress(packed, len(_HEAD)) == _HEAD
+    except zlib.error:
+        return False
 
 
 async def kept_replay(store: Store, match: str, now: int) -> bytes:
     """A finished match's replay, gzipped: the kept bytes, else built (a match decided before
-    replays were kept, or whose keeping failed) and kept now. Refused as ``verified_result``."""
+    replays were kept, or whose keeping failed, or kept in an earlier ``FORMAT``) and kept now.
+    Refused as ``verified_result``."""
     kept = await store.replay(match)
     if kept is not None:
         day, body = kept
         daily.check_replay(day, now)
-        return body
+        if _current(body):
+            return body
     result = await _finished_result(store, match, now)
     body = packed_replay(result)
     with contextlib.suppress(StoreUnavailable):  # served all the same; kept by a later request
@@ -171,10 +199,10 @@ async def replay_json(store: Store, path: str, now: int, gzipped: bool) -> tuple
     """(HTTP status, JSON body, whether it is gzipped) for a replay path; ``gzipped`` if the client takes it."""
     m = PATH.match(path)
     if m is None:
-        return 404, json.dumps({"error": "not_found", "message": "no such match code"}).encode(), False
+        return 404, orjson.dumps({"error": "not_found", "message": "no such match code"}), False
     try:
         packed = await kept_replay(store, m.group(1), now)
     except Refused as exc:
-        body = json.dumps({"error": exc.code.value, "message": exc.message}).encode()
+        body = orjson.dumps({"error": exc.code.value, "message": exc.message})
         return HTTP_STATUS[exc.code], body, False
     return (200, packed, True) if gzipped else (200, gzip.decompress(packed), False)

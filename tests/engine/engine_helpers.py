@@ -47,6 +47,27 @@ def complete_piles(decks: int = 2, suits: str = "SHDC") -> dict[int, list[list[s
     return {row: [[r + s for r in runs[row]] for _ in range(decks) for s in suits] for row in range(3)}
 
 
+SPOTS = [f"{r}{c}" for r in "ABC" for c in range(1, 9)]
+
+
+def won_but_one(rng: random.Random | None = None) -> tuple[Game, str]:
+    """A classic position one move from the win, piles scattered over the rows.
+
+    The JS of one 2S-5S-8S-J pile waits on the waste; ``rng`` shuffles which
+    spot each complete pile stands on (None: the rows A and B are exchanged).
+    """
+    piles = [p for row in range(3) for p in complete_piles()[row]]
+    order = list(range(24))
+    if rng is None:
+        order = [*range(8, 16), *range(8), *range(16, 24)]
+    else:
+        rng.shuffle(order)
+    grid = {SPOTS[i]: piles[order[i]] for i in range(24)}
+    spot = next(s for s, p in grid.items() if p[0] == "2S")
+    grid[spot] = grid[spot][:-1]
+    return position("classic", grid, waste=["JS"]), f"W>{spot}"
+
+
 def random_play(game: Game, rng: random.Random, steps: int) -> list[str]:
     """Play up to ``steps`` random legal moves; return their texts."""
     played: list[str] = []

@@ -5,29 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from engine_helpers import complete_piles, position
+from engine_helpers import SPOTS, position, won_but_one
 
 from server.engine import Game, IllegalMove, rating
-
-SPOTS = [f"{r}{c}" for r in "ABC" for c in range(1, 9)]
-
-
-def won_but_one(rng: random.Random | None = None) -> tuple[Game, str]:
-    """A classic position one move from the win, piles scattered over the rows.
-
-    The JS of one 2S-5S-8S-J pile waits on the waste; ``rng`` shuffles which
-    spot each complete pile stands on (None: the rows A and B are exchanged).
-    """
-    piles = [p for row in range(3) for p in complete_piles()[row]]
-    order = list(range(24))
-    if rng is None:
-        order = [*range(8, 16), *range(8), *range(16, 24)]
-    else:
-        rng.shuffle(order)
-    grid = {SPOTS[i]: piles[order[i]] for i in range(24)}
-    spot = next(s for s, p in grid.items() if p[0] == "2S")
-    grid[spot] = grid[spot][:-1]
-    return position("classic", grid, waste=["JS"]), f"W>{spot}"
 
 
 def test_win_arranges_piles_home_and_records_the_swaps() -> None:

@@ -40,13 +40,13 @@ async def test_a_decided_matchs_replay_is_built_once_then_served_as_kept(
     make_app: MakeAppT, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built = [0]
-    real = server.replay.seat_steps
+    real = server.replay.seat_plays
 
     def counted(*args: Any) -> Any:
         built[0] += 1
         return real(*args)
 
-    monkeypatch.setattr(server.replay, "seat_steps", counted)
+    monkeypatch.setattr(server.replay, "seat_plays", counted)
     app = await make_app(**backend)
     race = await start_race(app)
     a, b = race.players
@@ -82,6 +82,35 @@ async def test_a_replay_not_kept_is_built_on_the_first_request_and_kept(
     status, _, body = await get(app, f"/api/replay/{race.code}")
     kept = await app.store.replay(race.code)
     assert status == 200 and kept is not None and gzip.decompress(kept[1]) == body
+
+
+async def test_a_replay_kept_in_an_earlier_format_is_built_again_and_kept(
+    make_app: MakeAppT, backend: Backend
+) -> None:
+    """A replay kept by a version that sent a whole board per step (``steps``/``view``): the page
+    of this version reads moves (``plays``), so it gets those, and the store keeps them from then."""
+    app = await make_app(**backend)
+    race = await start_race(app)
+    await race.move(0)
+    for c in race.players:
+        await c.send({"type": "finish"})
+    await race.players[0].expect("result")
+    async with asyncio.timeout(5):
+        while await app.store.replay(race.code) is None:
+            await asyncio.sleep(0.01)
+    old = {
+        "match": race.code,
+        "variant": "classic",
+        "seed": "12345",
+        "seats": [{"seat": 0, "steps": [{"move": None, "auto": [], "view": {"grid": {}}}]}],
+    }
+    await app.store.save_replay(race.code, None, gzip.compress(json.dumps(old).encode()))
+    status, _, body = await get(app, f"/api/replay/{race.code}")
+    replay = json.loads(body)
+    assert status == 200 and replay["format"] == server.replay.FORMAT
+    assert [len(s["plays"]) for s in replay["seats"]] == [1, 0] and "steps" not in replay["seats"][0]
+    kept = await app.store.replay(race.code)
+    assert kept is not None and gzip.decompress(kept[1]) == body
 
 
 async def test_api_requests_past_an_address_quota_get_429_with_retry_after(make_app: MakeAppT) -> None:

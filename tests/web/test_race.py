@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.request
 from typing import Any
 
 from playwright.sync_api import expect
+
+from server.engine import Game
 
 from .helpers import (
     BOARD,
@@ -21,6 +25,42 @@ from .helpers import (
     turn_to_the_end,
     wait_moves,
 )
+
+#: A replay column's board as drawn: each pile's cards, each waste's top card, the counts.
+DRAWN_BOARD = """(col) => {
+  const root = document.querySelector(`${col} .board-wrap`);
+  const grid = {};
+  for (const pile of root.querySelectorAll(".pile[data-spot]"))
+    grid[pile.dataset.spot] = [...pile.querySelectorAll(".card")].map((c) => c.dataset.card);
+  const wastes = [...root.querySelectorAll(".waste")].map((w) => w.querySelector(".card")?.dataset.card ?? null);
+  return { grid, wastes, stock: Number(root.dataset.stock), moves: Number(root.dataset.moves) };
+}"""
+
+
+def engine_boards(server_url: str, code: str) -> list[list[dict[str, Any]]]:
+    """Per seat, the board after each step of its replay, as the server's engine has it: the
+    game of the replay's seed replayed move by move (a step's board is the view after its moves)."""
+    with urllib.request.urlopen(f"{server_url}api/replay/{code}", timeout=10) as r:
+        replay = json.loads(r.read())
+    boards = []
+    for seat in replay["seats"]:
+        game = Game.new(replay["seed"], replay["variant"])
+        views = [game.player_view()]
+        for play in seat["plays"]:
+            game.play(play["move"])  # its automatic swaps with it
+            views.append(game.player_view())
+        boards.append(
+            [
+                {
+                    "grid": {spot: list(cards) for spot, cards in v["grid"].items()},
+                    "wastes": [w["top"] for w in v["waste"]],
+                    "stock": v["stock_count"],
+                    "moves": v["moves"],
+                }
+                for v in views
+            ]
+        )
+    return boards
 
 
 def spec_stock(page: Any, seat: int) -> int:
@@ -120,6 +160,16 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
     ada.click("#last")
     expect(ada.locator('.spec-col[data-seat="0"] .board-wrap')).to_have_attribute("data-stock", "0")
     shot(ada, "replay", full_page=True)
+    # Every board the page rebuilt from the moves is the server engine's, stepping forth and back.
+    boards = engine_boards(server_url, code)
+    last = max(len(b) for b in boards) - 1
+    assert last > 20
+    for k in (last, 3, 0, 1, 2, last // 2, last - 1, 7):
+        ada.locator("#step-range").fill(str(k))
+        expect(ada.locator("#step-counter")).to_contain_text(f"Step {k} of {last}")
+        for seat, steps in enumerate(boards):
+            drawn = ada.evaluate(DRAWN_BOARD, f'.spec-col[data-seat="{seat}"]')
+            assert drawn == steps[min(k, len(steps) - 1)], f"seat {seat}, step {k}"
 
     # Rematch: both ask, both land in a new lobby of the same seats.
     bea.click("#rematch")

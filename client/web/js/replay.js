@@ -1,19 +1,69 @@
-// Replay viewer: the server replays a finished match with its engine (GET /api/replay/CODE) and
-// sends the board after every play; this page only steps through those boards.
+// Replay viewer: a finished match (GET /api/replay/CODE) comes as moves, not boards (issue 18):
+// per seat the deal, then each play as a v2 board frame carries it (the move, the cards it
+// revealed, the automatic swaps, the check). The page's own engine (js/engine/) plays them to
+// draw every step, as a spectator's board follows a race (race-state.js).
 import { el, fmtTime } from "./dom.js";
 import { t } from "./i18n.js";
 import { Board } from "./board.js";
+import { ClientGame } from "./engine/index.js";
 import { moveLabel } from "./notation.js";
 import { fatalPanel } from "./race-parts.js";
 
+/**
+ * One seat's game, shown at any step: a game on the page's engine stands at one step and goes
+ * there by playing the plays (with the cards each revealed) or taking them back, and each
+ * step's board is kept once drawn, so stepping back and forth is instant. Made once on load,
+ * which plays every play and holds it to the server's check: a replay that does not agree with
+ * the rules here throws (its record "could not be checked").
+ */
+class SeatSteps {
+  constructor(seat) {
+    this.plays = seat.plays;
+    this.game = ClientGame.fromView(seat.deal);
+    this.at = 0; // the step the game stands at
+    this.views = [];
+    this.seek(this.plays.length);
+  }
+
+  get last() {
+    return this.plays.length;
+  }
+
+  seek(k) {
+    for (; this.at > k; this.at--) this.game.undo();
+    for (; this.at < k; this.at++) {
+      const play = this.plays[this.at];
+      const auto = this.game.play(play.move).slice(1).map((m) => m.text);
+      this.game.reveal(play.reveal || {});
+      if (auto.join() !== (play.auto || []).join() || this.game.check() !== play.check)
+        throw new Error(`play ${this.at + 1} (${play.move}) leaves another board than the server's`);
+    }
+  }
+
+  /** The board after `k` plays, as a Board draws it (no stock's cards: a replay never shows them). */
+  view(k) {
+    if (!this.views[k]) {
+      this.seek(k);
+      this.views[k] = { ...this.game.view(), stock: null };
+    }
+    return this.views[k];
+  }
+
+  /** What the `k`-th play did (its move, then its automatic swaps); null for the deal. */
+  play(k) {
+    return k ? this.plays[k - 1] : null;
+  }
+}
+
 export function replayScreen(app, code) {
   let data = null;
+  let seats = []; // a SeatSteps per seat of data.seats
   let step = 0;
   let playing = null;
   let failed = null;
   const boards = [];
 
-  const maxStep = () => (data ? Math.max(...data.seats.map((s) => s.steps.length - 1)) : 0);
+  const maxStep = () => (data ? Math.max(...seats.map((s) => s.last)) : 0);
 
   function go(k) {
     step = Math.max(0, Math.min(maxStep(), k));
@@ -29,12 +79,12 @@ export function replayScreen(app, code) {
     const range = document.getElementById("step-range");
     if (range) range.value = String(step);
     data.seats.forEach((s, i) => {
-      const k = Math.min(step, s.steps.length - 1);
-      boards[i].setView(s.steps[k].view);
+      const k = Math.min(step, seats[i].last);
+      boards[i].setView(seats[i].view(k));
       const last = document.querySelector(`.replay-move[data-seat="${s.seat}"]`);
       if (last) {
-        const mv = s.steps[k].move;
-        last.textContent = mv ? [moveLabel(mv), ...s.steps[k].auto].join(", ") : t("deal_shown");
+        const play = seats[i].play(k);
+        last.textContent = play ? [moveLabel(play.move), ...(play.auto || [])].join(", ") : t("deal_shown");
       }
     });
   }
@@ -135,7 +185,14 @@ export function replayScreen(app, code) {
         const why = body.error === "wrong_phase" ? "replay_unfinished" : body.error || "unavailable";
         throw new Error(`err_${why}`);
       }
-      data = await r.json();
+      const body = await r.json();
+      try {
+        seats = body.seats.map((s) => new SeatSteps(s));
+      } catch (e) {
+        console.error(e); // what did not fit, for whoever looks
+        throw new Error("err_corrupt");
+      }
+      data = body;
       draw();
     })
     .catch((err) => {
