@@ -37,6 +37,20 @@ function tryPlay(game, move) {
   }
 }
 
+/** Play a v2 play as the server sent it (a spectator's `board` frame, a replay's play) on `game`:
+ * whether the rules here agree with it: its move is legal, and its automatic swaps, the cards it
+ * revealed and its check fit. */
+export function playFrame(game, play) {
+  const recorded = game ? tryPlay(game, play.move) : null;
+  let agrees = Boolean(recorded) && sameTexts(recorded.slice(1), play.auto);
+  try {
+    if (agrees) game.reveal(play.reveal || {});
+  } catch (e) {
+    agrees = !disagreement(e);
+  }
+  return agrees && game.check() === play.check;
+}
+
 export class RaceState {
   /**
    * @param {{code: string, seat?: number|null, token?: string|null, localNow?: () => number}} opts
@@ -332,14 +346,6 @@ export class RaceState {
       this.shown[msg.seat] = ClientGame.fromView(msg.view); // an undo (practice): the board whole
       return [];
     }
-    const game = this.shown[msg.seat];
-    const recorded = game ? tryPlay(game, msg.move) : null;
-    let agrees = Boolean(recorded) && sameTexts(recorded.slice(1), msg.auto);
-    try {
-      if (agrees) game.reveal(msg.reveal || {});
-    } catch (e) {
-      agrees = !disagreement(e);
-    }
-    return agrees && game.check() === msg.check ? [] : this.resync();
+    return playFrame(this.shown[msg.seat], msg) ? [] : this.resync();
   }
 }

@@ -8,6 +8,7 @@ import { Board } from "./board.js";
 import { ClientGame } from "./engine/index.js";
 import { moveLabel } from "./notation.js";
 import { fatalPanel } from "./race-parts.js";
+import { playFrame } from "./race-state.js";
 
 /**
  * One seat's game, shown at any step: a game on the page's engine stands at one step and goes
@@ -33,9 +34,7 @@ class SeatSteps {
     for (; this.at > k; this.at--) this.game.undo();
     for (; this.at < k; this.at++) {
       const play = this.plays[this.at];
-      const auto = this.game.play(play.move).slice(1).map((m) => m.text);
-      this.game.reveal(play.reveal || {});
-      if (auto.join() !== (play.auto || []).join() || this.game.check() !== play.check)
+      if (!playFrame(this.game, play))
         throw new Error(`play ${this.at + 1} (${play.move}) leaves another board than the server's`);
     }
   }
