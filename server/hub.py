@@ -222,8 +222,8 @@ class Hub:
 
     async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
         """Follow-ups of a decision: a rematch opens its new match here, once; then the followers'."""
-        if all(type(e) is Moved for e in events):
-            return  # a play: nothing follows it (``Follower.appended``)
+        if _plays_only(events):
+            return  # nothing follows a play (``Follower.appended``)
         for follower in self.followers:
             await follower.appended(lm, events)
         for e in events:
@@ -292,7 +292,7 @@ class Hub:
                 # (its heartbeat lapsed in a stall). Left so, the player would be abandoned mid-play.
                 self.spawn(self.record_connection(lm, e.seat, e.conn, connected=True))
             self._fan_out(lm, e)
-        if not all(type(e) is Moved for e in events):
+        if not _plays_only(events):
             self.schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
@@ -465,6 +465,12 @@ def _idle_decided(lm: LiveMatch, now: int) -> bool:
         and not lm.seats
         and not lm.spectators
     )
+
+
+def _plays_only(events: list[Event]) -> bool:
+    """Whether ``events`` are moves alone: nearly every batch, and one that changes no deadline and
+    concerns no follower."""
+    return all(type(e) is Moved for e in events)
 
 
 def _spoken(versions: tuple[int, ...], version: int) -> bool:
