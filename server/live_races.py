@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 #: A listing this long past its race's end is stale: its decision never came (every process died).
 STALE_AFTER_END_MS = 10 * 60_000
 #: Listings built and written in one turn of the event loop (``LiveRaces.write``).
-WRITE_SLICE = 50
+WRITE_SLICE = 10
 
 
 def listed(m: Match) -> bool:
@@ -117,16 +117,23 @@ class LiveRaces:
         pass
 
     async def write(self) -> None:
-        """The listings changed since the last write, ``WRITE_SLICE`` races at a time.
+        """The listings changed since the last write, ``WRITE_SLICE`` races at a time, spread over half a period.
 
-        Built and written in one turn of the event loop, hundreds of listings
-        held up every move in flight for 10-20 ms every ``live_every_s``
-        (docs/benchmarks.md); between slices the loop runs what waits. A race
+        Written all at once, hundreds of listings held up every move in
+        flight for 10-20 ms every ``live_every_s``; written in slices with only
+        a loop turn between them, they were still a burst of 30-40 ms of work
+        that a busy server's moves queued behind: the spikes of its p99
+        move-to-ack (docs/benchmarks.md, "The live list spread out"). Slices
+        spread over half of ``every_s`` make the same work a trickle. A race
         decided meanwhile is skipped (its decision took its listing off).
         """
         changed, self._changed = list(self._changed.values()), {}
         stale, self._stale = sorted(self._stale), set()
-        for start in range(0, len(changed), WRITE_SLICE) if changed else [0]:
+        starts = range(0, len(changed), WRITE_SLICE) if changed else range(1)
+        pause = self.every_s / 2 / len(starts)
+        for start in starts:
+            if start:
+                await asyncio.sleep(pause)  # the moves that came meanwhile, and the ones still to come
             part = changed[start : start + WRITE_SLICE]
             races = [listing(lm.match) for lm in part if lm.match.status == "playing"]
             gone, stale = stale, []  # the stale ones go with the first slice
@@ -139,7 +146,6 @@ class LiveRaces:
                     self._changed.setdefault(lm.match.id, lm)
                 self._stale.update(gone)
                 return
-            await asyncio.sleep(0)  # the moves that came meanwhile
 
     # ------------------------------------------------------------- the followers
 
@@ -174,8 +180,11 @@ class LiveRaces:
 
     async def run(self) -> None:
         """Write the listings changed here, and refresh the followers here, for good."""
+        loop = asyncio.get_running_loop()
+        due = loop.time()
         while True:
-            await asyncio.sleep(self.every_s)
+            due = max(due + self.every_s, loop.time())  # a period from the last start (the write takes half), no debt
+            await asyncio.sleep(due - loop.time())
             try:
                 await self.write()
                 await self.refresh()
