@@ -46,6 +46,8 @@ from .waiting import MemoryQueue
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY_S = 1.0
+#: The WAL's size past which the checkpointer has SQLite start it over (and cut it back to).
+WAL_RESET_BYTES = 64 * 1024 * 1024
 
 EVENTS_TABLE = """
 CREATE TABLE IF NOT EXISTS events (
@@ -98,30 +100,45 @@ CREATE TABLE IF NOT EXISTS live_races (match TEXT PRIMARY KEY, body TEXT NOT NUL
 
 
 class _Checkpointer(threading.Thread):
-    """Runs a PASSIVE checkpoint every ``CHECKPOINT_EVERY_S``: it never blocks the writer.
+    """Runs a PASSIVE checkpoint every ``every_s``: it never blocks the writer.
 
     It runs at the lowest CPU priority: at 2,600 moves/s a checkpoint copies
     8,000-15,000 WAL frames, 10-20 ms of CPU each second, and on a server
     given one core the scheduler split that core between it and the event
     loop, holding up every move in flight (docs/benchmarks.md). At nice 19 it
     mostly takes the loop's idle time, and still gets its share when there
-    is none, so the WAL cannot grow without bound.
+    is none.
+
+    A PASSIVE checkpoint copies the WAL's frames but never rewinds it: SQLite
+    starts the WAL over only when a writer finds every frame copied, and
+    under a steady stream of moves new frames always arrived while the copy
+    ran. The WAL grew by 6-36 MB a second of load, for good (the file keeps
+    its largest size). So once it is past ``reset_bytes``, a RESTART
+    checkpoint follows the PASSIVE one: it copies the few frames that came
+    meanwhile with writers held back (the event loop's next commit waits
+    that long, a few ms), and the next commit starts the WAL over, cut back
+    to ``reset_bytes`` (``journal_size_limit``).
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, every_s: float, reset_bytes: int) -> None:
         super().__init__(name="sqlite-checkpoint", daemon=True)
         self.path = path
+        self.every_s = every_s
+        self.reset_bytes = reset_bytes
         self.stopping = threading.Event()
 
     def run(self) -> None:
         if sys.platform == "linux":  # there, a thread has a priority of its own
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        wal = f"{self.path}-wal"
         try:
-            while not self.stopping.wait(CHECKPOINT_EVERY_S):
+            while not self.stopping.wait(self.every_s):
                 try:
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                except sqlite3.Error as exc:
+                    if os.path.getsize(wal) > self.reset_bytes:
+                        db.execute("PRAGMA wal_checkpoint(RESTART)")
+                except (sqlite3.Error, OSError) as exc:
                     log.warning("checkpoint failed (will retry): %s", exc)
         finally:
             db.close()
@@ -220,7 +237,13 @@ FORGET_BATCH = 500
 
 
 class SqliteStore:
-    def __init__(self, path: str) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        checkpoint_every_s: float = CHECKPOINT_EVERY_S,
+        wal_reset_bytes: int = WAL_RESET_BYTES,
+    ) -> None:
         on_disk = path not in ("", ":memory:")
         self._lock_fd: int | None = None
         if on_disk:
@@ -243,7 +266,8 @@ class SqliteStore:
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
-            self._checkpointer = _Checkpointer(path)
+            self._db.execute(f"PRAGMA journal_size_limit={wal_reset_bytes}")
+            self._checkpointer = _Checkpointer(path, checkpoint_every_s, wal_reset_bytes)
             self._checkpointer.start()
 
     async def ping(self) -> bool:

@@ -68,6 +68,31 @@ async def test_the_wal_is_checkpointed_without_a_commit_doing_it(tmp_path: Path)
     await store.close()
 
 
+async def test_a_steady_stream_of_moves_does_not_grow_the_wal_for_good(tmp_path: Path) -> None:
+    """PASSIVE checkpoints alone never start the WAL over while commits keep coming: it only grew."""
+    path = tmp_path / "grip.db"
+    wal = Path(f"{path}-wal")
+    store = SqliteStore(str(path), checkpoint_every_s=0.01, wal_reset_bytes=1 << 20)
+    matches = [c * 8 for c in "ACDEFGHJKM"]
+    for m in matches:
+        await store.append(m, 0, opening(m))
+
+    async def stream_until_the_wal_shrinks() -> int:
+        ev, largest = 3, 0
+        while True:
+            await asyncio.gather(*(store.append(m, ev - 1, [moved(ev, 0, ev - 2)]) for m in matches))
+            ev += 1
+            size = wal.stat().st_size
+            if size < largest:
+                return largest
+            largest = size
+
+    largest = await asyncio.wait_for(stream_until_the_wal_shrinks(), 30)
+    assert wal.stat().st_size <= 1 << 20 < largest  # started over, and cut back to the limit
+    assert len(await store.events("AAAAAAAA")) > 2  # nothing lost on the way
+    await store.close()
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="a thread's own priority is a Linux thing")
 async def test_the_checkpoints_run_at_the_lowest_cpu_priority(tmp_path: Path) -> None:
     """So they take the event loop's idle time instead of a share of its core."""
