@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -57,8 +58,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             reason = exc.why if isinstance(exc, InvalidMove) else exc.reason
             print(f"move {position} {text!r}: {reason}", file=sys.stderr)
             return EXIT_BAD_MOVE
-    json.dump(game.state(), sys.stdout)
-    sys.stdout.write("\n")
+    try:
+        json.dump(game.state(), sys.stdout)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except (
+        BrokenPipeError
+    ):  # the reader had enough (``| head``): as quiet as other tools, the way Python's docs say
+        os.dup2(
+            os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()
+        )  # so the flush at exit does not complain
+        return 1
     return 0
 
 

@@ -57,3 +57,18 @@ def test_bad_move_exits_2_naming_move_position_and_reason(move: str, reason: str
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
     assert move in lines[0] and "2" in lines[0] and reason in lines[0]
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """``engine deal 12345 | head -c 100``: the pipe closes under the write, and that is no error to report."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server.engine", "deal", "12345"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the engine has written a byte: its write finds no reader
+    err = proc.stderr.read()
+    assert proc.wait(60) == 1
+    assert err == b""
