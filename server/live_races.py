@@ -183,7 +183,8 @@ class LiveRaces:
         loop = asyncio.get_running_loop()
         due = loop.time()
         while True:
-            due = max(due + self.every_s, loop.time())  # a period from the last start (the write takes half), no debt
+            # a period from one start to the next (the write itself takes half of one); no catching up
+            due = max(due + self.every_s, loop.time())
             await asyncio.sleep(due - loop.time())
             try:
                 await self.write()
