@@ -130,7 +130,9 @@ class _Checkpointer(threading.Thread):
     def run(self) -> None:
         if sys.platform == "linux":  # there, a thread has a priority of its own
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # a RESTART holds writers back while it waits for the readers: it gives up (until the next time)
+        # after 100 ms rather than hold the event loop's next commit for the default 5 s
+        db = sqlite3.connect(self.path, timeout=0.1, isolation_level=None, check_same_thread=False)
         wal = f"{self.path}-wal"
         try:
             while not self.stopping.wait(self.every_s):
