@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from .protocol import PROTOCOL_VERSIONS
@@ -41,8 +41,14 @@ R = TypeVar("R", bound=Reader)
 S = TypeVar("S", bound=Spectator)
 
 
+def _unheard() -> None:
+    """Nobody to tell that a feed's readers changed."""
+
+
 class SpectatorFeed(Generic[R]):
-    def __init__(self) -> None:
+    def __init__(self, changed: Callable[[], None] = _unheard) -> None:
+        """``changed`` is told when a reader comes or goes (a dropped one too): the fan-out plan's."""
+        self._changed = changed
         self._frames: list[bytes] = []
         self._base = 0  # the feed position of _frames[0]
         self._next: dict[R, int] = {}  # each spectator's next position
@@ -55,10 +61,13 @@ class SpectatorFeed(Generic[R]):
         return iter(list(self._next))
 
     def add(self, reader: R) -> None:
-        self._next.setdefault(reader, self._base + len(self._frames))
+        if reader not in self._next:
+            self._next[reader] = self._base + len(self._frames)
+            self._changed()
 
     def discard(self, reader: R) -> None:
-        self._next.pop(reader, None)
+        if self._next.pop(reader, None) is not None:
+            self._changed()
 
     def post(self, frame: bytes) -> None:
         if not self._next:
@@ -105,8 +114,9 @@ class SpectatorFeed(Generic[R]):
 class Spectators(Generic[S]):
     """A match's spectators in this process: a feed for each protocol version."""
 
-    def __init__(self) -> None:
-        self._feeds: dict[int, SpectatorFeed[S]] = {v: SpectatorFeed() for v in PROTOCOL_VERSIONS}
+    def __init__(self, changed: Callable[[], None] = _unheard) -> None:
+        """``changed`` is told when a spectator comes or goes (``SpectatorFeed``)."""
+        self._feeds: dict[int, SpectatorFeed[S]] = {v: SpectatorFeed(changed) for v in PROTOCOL_VERSIONS}
 
     def __len__(self) -> int:
         return sum(map(len, self._feeds.values()))
@@ -122,7 +132,7 @@ class Spectators(Generic[S]):
             feed.discard(spectator)
 
     def versions(self) -> tuple[int, ...]:
-        """The protocol versions spoken by a spectator here."""
+        """The protocol versions spoken by a spectator here, in ``PROTOCOL_VERSIONS`` order."""
         return tuple([v for v, feed in self._feeds.items() if feed])
 
     def post(self, frame: bytes, version: int = 0) -> None:

@@ -23,7 +23,7 @@ from . import protocol as p
 from .bus import Bus
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .live import LiveMatch, Peer, channel
-from .match import DEFAULT_GRACE_MS, Audience, Duplicate, Event, Match, decode_events, encode_events
+from .match import DEFAULT_GRACE_MS, Duplicate, Event, Match, decode_events, encode_events
 from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened, with_ev
 from .match.render import render
 from .protocol import now_ms
@@ -296,43 +296,14 @@ class Hub:
             self.schedule(lm)
 
     def _fan_out(self, lm: LiveMatch, e: Event) -> None:
-        seats = lm.seats
-        watching = lm.spectators.versions()  # asked once an event: a move asks for each version twice
-
-        def present(audience: Audience) -> bool:
-            """Whether this process has anyone in ``audience`` (the racers' messages are cheap: always)."""
-            kind = audience.kind
-            if kind == "seat" or kind == "mover":
-                peer = seats.get(audience.seat)  # type: ignore[arg-type]  # a racer's audience has its seat
-                return peer is not None and audience.version in (0, peer.version)
-            if kind == "spectators":
-                return _spoken(watching, audience.version)
-            return True
-
-        for audience, message in render(lm.match, e, present):
-            if (racer := audience.racer) is not None:
-                peer = seats.get(racer)
-                if peer is not None and audience.speaks(peer.version):
-                    peer.send(message)
-                continue
-            peers = [
-                peer
-                for seat, peer in seats.items()
-                if audience.has_seat(seat) and audience.speaks(peer.version)
-            ]
-            watchers = audience.has_spectators and _spoken(watching, audience.version)
-            if not (peers or watchers):
-                continue  # nobody to tell (a board with no spectators): not even encoded
-            data = p.encode(message)  # encoded once for every receiver
-            for peer in peers:
-                peer.send(data)
-            if watchers:
-                lm.spectators.post(data, audience.version)
+        plan = lm.fan_out()
+        for audience, message in render(lm.match, e, plan.present):
+            plan.deliver(audience, message)
 
     def _take_over(self, lm: LiveMatch, e: Connected) -> None:
         old = lm.seats.get(e.seat)
         if old is not None and old.id != e.conn:
-            del lm.seats[e.seat]
+            lm.unseat(e.seat)
             _evict(old)
 
     def schedule(self, lm: LiveMatch) -> None:
@@ -351,8 +322,7 @@ class Hub:
     # ------------------------------------------------------------ audience
 
     def attach_seat(self, lm: LiveMatch, seat: int, peer: Peer) -> None:
-        old = lm.seats.get(seat)
-        lm.seats[seat] = peer
+        old = lm.seat(seat, peer)
         if old is not None and old is not peer:
             _evict(old)  # a newer connection of this process: the seat's Connected finds it gone
 
@@ -361,7 +331,7 @@ class Hub:
         lm.spectators.discard(peer)
         for seat, held in list(lm.seats.items()):
             if held is peer:
-                del lm.seats[seat]
+                lm.unseat(seat)
                 return seat
         return None
 
@@ -430,9 +400,9 @@ class Hub:
         if lm.timer is not None:
             lm.timer.cancel()
         gone = p.encode(p.Error(code=ErrorCode.NOT_FOUND, message=f"match {match_id} has expired"))
-        for peer in lm.seats.values():
+        for seat, peer in list(lm.seats.items()):
             peer.send(gone)
-        lm.seats.clear()
+            lm.unseat(seat)
         lm.spectators.post(gone)  # after whatever they still have to read
         self.spawn(self.bus.unsubscribe(channel(match_id)))
 
@@ -472,7 +442,3 @@ def _plays_only(events: list[Event]) -> bool:
     concerns no follower."""
     return all(type(e) is Moved for e in events)
 
-
-def _spoken(versions: tuple[int, ...], version: int) -> bool:
-    """Whether a spectator speaking one of ``versions`` speaks ``version`` (0: any version)."""
-    return version in versions if version else bool(versions)

@@ -11,6 +11,7 @@ from .events import Event as Event
 from .events import decode_events as decode_events
 from .events import encode_events as encode_events
 from .render import Audience as Audience
+from .render import Present as Present
 from .state import DEFAULT_GRACE_MS as DEFAULT_GRACE_MS
 from .state import Duplicate as Duplicate
 from .state import Match as Match

@@ -11,7 +11,7 @@ kin say why).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -94,17 +94,47 @@ class Audience:
         return self.version in (0, version)
 
 
-# Made once: every move asks who is there for each of them.
+SEATS = (0, 1)  # a match has at most two
+# Made once: every move renders for some of them.
 _MOVERS: dict[tuple[int, int], Audience] = {
-    (seat, v): Audience("mover", seat, v) for seat in (0, 1) for v in p.PROTOCOL_VERSIONS
+    (seat, v): Audience("mover", seat, v) for seat in SEATS for v in p.PROTOCOL_VERSIONS
 }
 _SPECTATORS = {v: Audience("spectators", None, v) for v in (0, *p.PROTOCOL_VERSIONS)}
-_OTHERS = {seat: Audience("others", seat) for seat in (0, 1)}
+_OTHERS = {seat: Audience("others", seat) for seat in SEATS}
 ALL = Audience("all")
 SPECTATORS = Audience.spectators()
 SPECTATORS_V1 = Audience.spectators(1)
 SPECTATORS_V2 = Audience.spectators(2)
 Rendered = list[tuple[Audience, p.Outgoing]]
+
+
+@dataclass(frozen=True, slots=True)
+class Present:
+    """Who is there to receive what an event renders: nothing is built for nobody.
+
+    A board view costs more than the rest of a move together, so nobody's
+    view is built for nobody (a process without the mover's connection, a
+    race with no spectators). ``racers``: each seat whose racer is there, with
+    the protocol versions the answers to their own commands (acks, undos) are
+    for, in ``PROTOCOL_VERSIONS`` order; none for a racer who takes no answers
+    (a resume's missed messages: the snapshot holds their outcome).
+    ``spectators``: the versions spectators there speak, in the same order.
+    """
+
+    racers: Mapping[int, tuple[int, ...]]
+    spectators: tuple[int, ...]
+
+    @classmethod
+    def speaking(cls, *versions: int) -> Present:
+        """Every racer (answered in ``versions``) and spectators speaking ``versions``."""
+        return cls({seat: versions for seat in SEATS}, versions)
+
+    def answered(self, seat: int) -> tuple[int, ...]:
+        """The versions in which the racer in ``seat`` is there to be answered."""
+        return self.racers.get(seat, ())
+
+
+EVERYONE = Present.speaking(*p.PROTOCOL_VERSIONS)
 
 
 def lobby(m: Match, ev: int | None = None) -> p.Lobby:
@@ -152,27 +182,21 @@ def progress(m: Match, seat: int, ev: int | None = None) -> p.Progress:
     )
 
 
-def render(m: Match, e: Event, wanted: Callable[[Audience], bool] = lambda _: True) -> Rendered:
-    """What each audience receives for an event just applied.
-
-    ``wanted`` says which audiences are there to receive: a board view costs
-    more than the rest of a move together, so nobody's view is built for
-    nobody (a process without the mover's connection, a race with no
-    spectators).
-    """
+def render(m: Match, e: Event, present: Present = EVERYONE) -> Rendered:
+    """What each audience receives for an event just applied, for those ``present`` only where it costs."""
     if type(e) is Moved:  # nearly every event
-        return _render_move(m, e, wanted)
+        return _render_move(m, e, present)
     if isinstance(e, SeatTaken | Left | Readied | Connected | Disconnected | RematchAsked | CalledOff):
         return [(ALL, lobby(m, e.ev))]
     if isinstance(e, CountdownStarted):
         return [(ALL, lobby(m, e.ev)), (ALL, p.Countdown(ev=e.ev, starts_at=e.starts_at))]
     if isinstance(e, Started):
-        return _render_start(m, e, wanted)
+        return _render_start(m, e, present)
     if isinstance(e, Moved | TookBack):
-        return _render_move(m, e, wanted)
+        return _render_move(m, e, present)
     if isinstance(e, Ended):
         finished = p.Finished(ev=e.ev, seat=e.seat, score=e.score, reason=e.reason, at=e.at)
-        watchers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.spectators(v))]
+        watchers = present.spectators
         return [(ALL, finished), *(_released_boards(m, e.ev, watchers, {}) if watchers else [])]
     if isinstance(e, Decided):
         return [(ALL, lobby(m, e.ev)), (ALL, daily.public_result(e.result, e.at))]  # status: finished
@@ -181,12 +205,12 @@ def render(m: Match, e: Event, wanted: Callable[[Audience], bool] = lambda _: Tr
     return []
 
 
-def _render_start(m: Match, e: Started, wanted: Callable[[Audience], bool]) -> Rendered:
+def _render_start(m: Match, e: Started, present: Present) -> Rendered:
     out: Rendered = [(ALL, lobby(m, e.ev))]  # its status: playing
-    watchers = wanted(SPECTATORS)
+    watchers = bool(present.spectators)
     boards = []
     for n, s in enumerate(m.seats):
-        if s is not None and (watchers or wanted(Audience.of_seat(n))):
+        if s is not None and (watchers or n in present.racers):
             v = m.view(n)
             boards.append(v)
             out.append((Audience.of_seat(n), p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, view=v)))
@@ -196,7 +220,7 @@ def _render_start(m: Match, e: Started, wanted: Callable[[Audience], bool]) -> R
     return out
 
 
-def _render_move(m: Match, e: Moved | TookBack, wanted: Callable[[Audience], bool]) -> Rendered:
+def _render_move(m: Match, e: Moved | TookBack, present: Present) -> Rendered:
     """Every move renders: built straight to JSON (``p.ack_frame`` and kin say why).
 
     What a message needs is computed only for those there to receive it: a
@@ -206,8 +230,8 @@ def _render_move(m: Match, e: Moved | TookBack, wanted: Callable[[Audience], boo
     s = m.seat(e.seat)
     finished = s.ended is not None
     out: Rendered = [(_OTHERS[e.seat], p.progress_frame(e.ev, e.seat, numbers, finished))]
-    movers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.mover(e.seat, v))]
-    watchers = [v for v in p.PROTOCOL_VERSIONS if wanted(Audience.spectators(v))]
+    movers = present.answered(e.seat)
+    watchers = present.spectators
     if not (movers or watchers):
         return out
     game = m.game(e.seat)
@@ -380,15 +404,12 @@ def missed_events(
     """
     match = Match.from_events(events[:1], grace_ms)
     out: list[p.Message] = []
-
-    def wanted(audience: Audience) -> bool:
-        return audience.has_seat(seat) and audience.kind != "mover"
-
+    present = Present({seat: ()}, ())  # the racer, answered in no version
     for e in events[1:]:
         match.apply(e)
         if e.ev <= after:
             continue
-        for audience, message in render(match, e, wanted):
-            if wanted(audience):
+        for audience, message in render(match, e, present):
+            if audience.has_seat(seat):
                 out.append(p.as_message(message))
     return out

@@ -8,7 +8,7 @@ from fakeclock import T0
 
 from server import protocol as p
 from server.engine import Game
-from server.match import Audience, Duplicate, Event, Match, decode_events, encode_events
+from server.match import Audience, Duplicate, Event, Match, Present, decode_events, encode_events
 from server.match.render import render
 
 CODE = "ACDEFGHJ"
@@ -51,7 +51,7 @@ class Sim:
         for e in events:
             self.match.apply(e)
             self.log.append(e)
-            for audience, message in render(self.match, e, lambda a: a.speaks(self.version)):
+            for audience, message in render(self.match, e, Present.speaking(self.version)):
                 if audience.speaks(self.version):
                     self.out.append((audience, p.as_message(message, self.version), e))
         return events

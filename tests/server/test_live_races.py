@@ -141,7 +141,8 @@ async def test_a_write_of_many_listings_lets_moves_run_between_slices(tmp_path: 
         sim.start()
         sim.match.id = "".join(CODE_ALPHABET[(n >> (3 * i)) % len(CODE_ALPHABET)] for i in range(CODE_LENGTH))
         sim.move(0, 1, "T")
-        lm = LiveMatch(sim.match, seats={0: Seated()})  # type: ignore[dict-item]
+        lm = LiveMatch(sim.match)
+        lm.seat(0, Seated())  # type: ignore[arg-type]
         live.applied(lm, sim.log[-1])
         matches.append(lm)
     turns, written = [0], []

@@ -19,7 +19,7 @@ from wsclient import Msg, WsClient
 
 from server import protocol as p
 from server.engine import VARIANTS, Game, get_variant
-from server.match import Event, Match
+from server.match import Event, Match, Present
 from server.match.render import lobby, progress, render, watching
 
 HIDDEN_STOCK = sorted(name for name, v in VARIANTS.items() if not v.open_stock)
@@ -154,7 +154,7 @@ def test_every_process_folds_the_same_lag_from_the_log(version: p.Version) -> No
     mark = len(sim.out)
     (moved,) = sim.move(1, 1, "T")  # type: ignore[misc]
     elsewhere.apply(moved)
-    rendered = render(elsewhere, moved, lambda a: a.speaks(version))
+    rendered = render(elsewhere, moved, Present.speaking(version))
     there = [p.as_message(m, version) for a, m in rendered if receives(a, SPECTATOR) and a.speaks(version)]
     assert there == [m for a, m, _ in sim.out[mark:] if receives(a, SPECTATOR)]
     assert len(there) == 4  # Bob's progress, then the three boards of Ann's his turn let through
