@@ -73,3 +73,20 @@ async def test_a_reader_that_fails_is_dropped_and_the_others_go_on() -> None:
     feed.discard(good)
     feed.post(b"3")
     assert good.frames == [b"1", b"2"] and not feed._frames
+
+
+async def test_the_feed_says_when_its_readers_change_a_dropped_one_too() -> None:
+    """What the fan-out plan is settled again on (``LiveMatch``): a spectator come, gone, or dropped."""
+    told: list[str] = []
+    feed: SpectatorFeed[Reader] = SpectatorFeed(lambda: told.append("changed"))
+    good, bad = Reader(), Broken()
+    feed.add(good)
+    feed.add(good)  # already there: nothing changed
+    assert told == ["changed"]
+    feed.add(bad)
+    feed.post(b"1")
+    await settled(feed)  # the broken one is dropped
+    assert told == ["changed"] * 3 and len(feed) == 1
+    feed.discard(good)
+    feed.discard(good)  # already gone: nothing changed
+    assert told == ["changed"] * 4 and len(feed) == 0
