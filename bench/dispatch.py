@@ -10,6 +10,7 @@ nothing here); the clock is stepped past the countdown.
     python bench/dispatch.py --games 60                   # one move at a time
     python bench/dispatch.py --games 600 --together 600   # a busy server
     python bench/dispatch.py --games 60 --protocol 1      # peers speaking protocol v1
+    python bench/dispatch.py --games 60 --spectators 2    # each race watched by two spectators
     python bench/dispatch.py ... --profile out.prof
 """
 
@@ -68,17 +69,20 @@ def greedy_line(seed: str) -> list[str]:
 
 
 class Race:
-    """Two peers racing one deal on ``line``, greedy's moves for it."""
+    """Two peers racing one deal on ``line``, greedy's moves for it, watched by ``spectators`` peers."""
 
-    def __init__(self, seed: str, line: list[str], version: int) -> None:
+    def __init__(self, seed: str, line: list[str], version: int, spectators: int) -> None:
         self.seed, self.line = seed, line
         self.a, self.b = Peer(version), Peer(version)
+        self.spectators = [Peer(version) for _ in range(spectators)]
 
     async def seat(self, app: App) -> None:
-        """Create, join, ready: the countdown runs."""
+        """Create, join, watch, ready: the countdown runs."""
         a, b = cast(Client, self.a), cast(Client, self.b)
         await app.dispatch(a, p.Create(seed=self.seed, seats=2))
         await app.dispatch(b, p.Join(match=self.a.live.match.id))
+        for spectator in self.spectators:
+            await app.dispatch(cast(Client, spectator), p.Watch(match=self.a.live.match.id))
         await app.dispatch(a, p.Ready())
         await app.dispatch(b, p.Ready())
 
@@ -100,6 +104,7 @@ class Race:
         played = [s.last_seq for s in self.a.live.match.seats if s is not None]
         want = len(self.line)
         assert played == [want, want], f"deal {self.seed}: moves refused ({played} of {want})"
+        assert all(s.bytes for s in self.spectators), f"deal {self.seed}: a spectator was sent nothing"
 
 
 async def main() -> None:
@@ -114,8 +119,11 @@ async def main() -> None:
     )
     ap.add_argument("--profile", metavar="FILE", help="write a cProfile of the races to FILE")
     ap.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="the protocol the peers speak")
+    ap.add_argument("--spectators", type=int, default=0, help="spectators watching each race")
     args = ap.parse_args()
-    races = [Race(str(s), greedy_line(str(s)), args.protocol) for s in range(1, args.games + 1)]
+    races = [
+        Race(str(s), greedy_line(str(s)), args.protocol, args.spectators) for s in range(1, args.games + 1)
+    ]
     clock = [1_700_000_000_000]
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteStore(str(Path(tmp) / "bench.db"))
@@ -147,7 +155,8 @@ async def main() -> None:
         await app.hub.close()
         await store.close()
     print(
-        f"{moves} moves in {args.games} races, {args.together} at a time, protocol v{args.protocol}: "
+        f"{moves} moves in {args.games} races, {args.together} at a time, protocol v{args.protocol}, "
+        f"{args.spectators} spectators a race: "
         f"{cpu / moves * 1e6:.1f} us CPU per move ({wall / moves * 1e6:.1f} us wall)"
     )
 
