@@ -441,4 +441,3 @@ def _plays_only(events: list[Event]) -> bool:
     """Whether ``events`` are moves alone: nearly every batch, and one that changes no deadline and
     concerns no follower."""
     return all(type(e) is Moved for e in events)
-

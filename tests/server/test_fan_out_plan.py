@@ -19,14 +19,13 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from fakeclock import FakeClock
-from matchsim import Sim
+from matchsim import Sim, greedy_moves
 from race import client, kick
 from wsclient import Msg, WsClient
 
 from server import protocol as p
 from server.app import App
 from server.engine import Game
-from server.engine.players import greedy_move
 from server.hub import Hub
 from server.live import LiveMatch
 from server.match import Event, Match, Present
@@ -50,18 +49,6 @@ def fan_out_per_event(hub: Hub, lm: LiveMatch, e: Event) -> None:
                     lm.spectators.post(data, version)
 
 
-def greedy_line(seed: str) -> list[str]:
-    game = Game.new(seed, "classic")
-    line = []
-    while (move := greedy_move(game)) is not None:
-        line.append(str(move))
-        game.play(move)
-    return line
-
-
-LINE = greedy_line(SEED)  # both racers play it: the same deal
-
-
 async def until(done: Callable[[], bool]) -> None:
     async with asyncio.timeout(5):
         while not done():
@@ -78,6 +65,9 @@ class Scenario:
     code: str = ""
     tokens: list[str] = field(default_factory=list)
     seqs: list[int] = field(default_factory=lambda: [1, 1])
+    games: list[Game] = field(
+        default_factory=lambda: [Game.new(SEED, "classic") for _ in range(2)]
+    )  # as played
     kept: dict[str, list[Msg]] = field(default_factory=dict)  # the frames of connections closed
 
     async def connect(self, name: str, version: int, app: App) -> WsClient:
@@ -93,8 +83,10 @@ class Scenario:
     async def move(self, seat: int) -> None:
         """The seat's next move of the line, once its ack is back and everyone here has applied it."""
         racer = self.clients["ann" if seat == 0 else "bob"]
-        seq = self.seqs[seat]
-        await racer.send({"type": "move", "seq": seq, "move": LINE[seq - 1]})
+        seq, text = self.seqs[seat], greedy_moves(self.games[seat])
+        assert text is not None
+        self.games[seat].play(text)
+        await racer.send({"type": "move", "seq": seq, "move": text})
         ack = await racer.expect("ack", seq=seq)
         self.seqs[seat] += 1
         await until(lambda: all(self.live(app).match.ev >= ack["ev"] for app in self.apps))
