@@ -156,7 +156,7 @@ async def main() -> None:
         await store.close()
     print(
         f"{moves} moves in {args.games} races, {args.together} at a time, protocol v{args.protocol}, "
-        f"{args.spectators} spectators a race: "
+        f"each watched by {args.spectators}: "
         f"{cpu / moves * 1e6:.1f} us CPU per move ({wall / moves * 1e6:.1f} us wall)"
     )
 

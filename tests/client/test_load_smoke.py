@@ -45,7 +45,7 @@ async def test_load_benchmark_smoke() -> None:
 async def test_dispatch_benchmark_smoke() -> None:
     """bench/dispatch.py races two deals in process, watched; it checks every move was accepted and watched."""
     text = await run_bench("dispatch.py", "--games", "2", "--spectators", "1")
-    assert " moves in 2 races, 1 at a time, protocol v2, 1 spectators a race: " in text
+    assert " moves in 2 races, 1 at a time, protocol v2, each watched by 1: " in text
     assert "us CPU per move" in text
 
 
