@@ -16,12 +16,17 @@ Only finished matches (a stored ``result``) are served, and a daily deal's
 only once its day is over (its seed is secret until then). A decided
 match's replay never changes: it is built once, where the match is decided
 (``Replays``), kept gzipped in the store beside the result, and served as
-the stored bytes (unzipped for a client that does not take gzip). Building
-it replays each log through the engine, which must accept every move and
-end at the recorded score: a log the engine rejects is refused, so a
-tampered log can never be shown or ranked. A replay kept by an earlier
-version (one whole board per step, no ``format``) is built again and kept
-anew when it is asked for.
+the stored bytes (unzipped for a client that does not take gzip).
+
+Where the match is decided, its plays are those the match kept as it
+applied each move (``Match.take_plays``): the engine took each one's reveal
+and check then, for the racer's ack, and is not asked again. Otherwise (a
+replay built on request; a copy whose kept plays are not exactly the
+result's log) it replays each log through the engine, which must accept
+every move and end at the recorded score: a log the engine rejects is
+refused, so a tampered log can never be shown or ranked. Both give the same
+bytes (``seat_plays``). A replay kept by an earlier version (one whole board
+per step, no ``format``) is built again and kept anew when it is asked for.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import gzip
 import logging
 import re
 import zlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -41,6 +47,7 @@ from .engine import Game, IllegalMove, InvalidMove, Move
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .live import LiveMatch
 from .match.events import Decided, Event
+from .match.state import Play
 from .protocol import CODE_ALPHABET, CODE_LENGTH, Result
 from .store import Store
 
@@ -64,11 +71,20 @@ def _deal(game: Game) -> dict[str, Any]:
     return view
 
 
-def seat_plays(seed: str, variant: str, moves: list[str], score: int) -> dict[str, Any]:
-    """A seat's ``deal`` and ``plays`` (as v2 boards carry them); IllegalMove if the log is not sound."""
+def seat_plays(
+    seed: str, variant: str, moves: list[str], score: int, kept: Sequence[Play] | None
+) -> list[dict[str, Any]]:
+    """A seat's ``plays`` as v2 boards carry them: ``kept`` (``Match.take_plays``) when they are
+    the plays of ``moves`` exactly, else the log replayed (``_replayed``; IllegalMove if not sound)."""
+    if kept is None or [t for play in kept for t in (play.move, *play.auto)] != moves:
+        kept = _replayed(seed, variant, moves, score)
+    return [p.play_fields({"move": play.move}, play.reveal, play.auto, play.check) for play in kept]
+
+
+def _replayed(seed: str, variant: str, moves: list[str], score: int) -> list[Play]:
+    """The plays of a seat's log, each as the engine makes it; IllegalMove if the log is not sound."""
     game = Game.new(seed, variant)
-    deal = _deal(game)
-    plays: list[dict[str, Any]] = []
+    plays: list[Play] = []
     pending: list[Move] = []
     for text in moves:
         move = Move.parse(text)
@@ -78,13 +94,12 @@ def seat_plays(seed: str, variant: str, moves: list[str], score: int) -> dict[st
             continue
         recorded = game.play(move)
         pending = recorded[1:]
-        auto = [m.text for m in pending]
-        plays.append(p.play_fields({"move": move.text}, game.revealed(), auto, game.check()))
+        plays.append(Play.of(game, recorded))
     if game.leftover != score:
         raise IllegalMove(
             moves[-1] if moves else "T", f"the log ends at {game.leftover}, not the recorded {score}"
         )
-    return {"deal": deal, "plays": plays}
+    return plays
 
 
 async def verified_result(store: Store, match: str, now: int) -> Result:
@@ -106,12 +121,17 @@ async def _finished_result(store: Store, match: str, now: int) -> Result:
     return result
 
 
-def replay_body(result: Result) -> bytes:
-    """The JSON of a replay; Refused (``corrupt``) if a seat's log does not replay to its score."""
+def replay_body(result: Result, kept: Mapping[int, Sequence[Play]] | None = None) -> bytes:
+    """The JSON of a replay; Refused (``corrupt``) if a seat's log does not replay to its score.
+
+    ``kept``: the seats' plays as the match applied them (``Match.take_plays``), by seat.
+    """
+    seed = result.seed or ""
+    deal = _deal(Game.new(seed, result.variant))  # every seat's: the same seed
     seats = []
     for s in result.seats:
         try:
-            played = seat_plays(result.seed or "", result.variant, s.moves, s.score)
+            plays = seat_plays(seed, result.variant, s.moves, s.score, kept.get(s.seat) if kept else None)
         except (IllegalMove, InvalidMove) as exc:
             raise Refused(ErrorCode.CORRUPT, f"the log of seat {s.seat} does not replay: {exc}") from None
         seats.append(
@@ -122,7 +142,8 @@ def replay_body(result: Result) -> bytes:
                 "rating": s.rating,
                 "reason": s.reason,
                 "finished_at": s.finished_at,
-                **played,
+                "deal": deal,
+                "plays": plays,
             }
         )
     body = {
@@ -138,9 +159,9 @@ def replay_body(result: Result) -> bytes:
     return orjson.dumps(body)
 
 
-def packed_replay(result: Result) -> bytes:
-    """The replay's JSON, gzipped as it is kept: a browser takes it as it is."""
-    return gzip.compress(replay_body(result), PACK_LEVEL)
+def packed_replay(result: Result, kept: Mapping[int, Sequence[Play]] | None = None) -> bytes:
+    """The replay's JSON (``replay_body``), gzipped as it is kept: a browser takes it as it is."""
+    return gzip.compress(replay_body(result, kept), PACK_LEVEL)
 
 
 def _current(packed: bytes) -> bool:
@@ -169,7 +190,7 @@ async def kept_replay(store: Store, match: str, now: int) -> bytes:
 
 
 class Replays:
-    """A hub ``Follower``: keeps each replay where its match is decided."""
+    """A hub ``Follower``: keeps each replay where its match is decided, from the plays the match kept."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -181,7 +202,8 @@ class Replays:
         for e in events:
             if isinstance(e, Decided):
                 try:
-                    await self._store.save_replay(e.result.match, e.result.daily, packed_replay(e.result))
+                    packed = packed_replay(e.result, lm.match.take_plays())
+                    await self._store.save_replay(e.result.match, e.result.daily, packed)
                 except Refused as exc:  # built on the first request instead (and refused there if corrupt)
                     log.warning("the replay of %s was not kept: %s", e.result.match, exc.message)
 

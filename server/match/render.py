@@ -36,7 +36,7 @@ from .events import (
     Started,
     TookBack,
 )
-from .state import DEFAULT_GRACE_MS, Match
+from .state import DEFAULT_GRACE_MS, Match, Play
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +224,7 @@ def _render_move(m: Match, e: Moved | TookBack, present: Present) -> Rendered:
     """Every move renders: built straight to JSON (``p.ack_frame`` and kin say why).
 
     What a message needs is computed only for those there to receive it: a
-    v1 view, or a v2 reveal and check.
+    v1 view. A v2 reveal and check are the play's as ``Match.apply`` kept it.
     """
     numbers = e.numbers.as_dict()
     s = m.seat(e.seat)
@@ -247,21 +247,18 @@ def _render_move(m: Match, e: Moved | TookBack, present: Present) -> Rendered:
             out.append((SPECTATORS_V2, board))
         return out
     view = game.player_view() if 1 in movers else None
-    auto = [move.text for move in s.last_recorded[1:]] if movers else []
     for v in movers:
-        out.insert(0, (Audience.mover(e.seat, v), _ack(game, v, e.seq, e.ev, e.move, auto, view)))
+        out.insert(0, (Audience.mover(e.seat, v), _ack(game, s.plays[-1], v, e.seq, e.ev, view)))
     if watchers:
         out += _released_boards(m, e.ev, watchers, {e.seat: view} if view is not None else {})
     return out
 
 
-def _ack(
-    game: Game, version: int, seq: int, ev: int, move: str, auto: list[str], view: dict[str, Any] | None
-) -> bytes:
-    """A racer's ack of the play ``game`` has just made: v1 with the whole ``view``, v2 with what it revealed."""
+def _ack(game: Game, play: Play, version: int, seq: int, ev: int, view: dict[str, Any] | None) -> bytes:
+    """A racer's ack of the ``play`` ``game`` has just made: v1 with the whole ``view``, v2 with what it revealed."""
     if version == 1:
-        return p.ack_frame(seq, ev, move, auto, game.player_view() if view is None else view)
-    return p.ack_v2_frame(seq, ev, game.revealed(), auto, game.check())
+        return p.ack_frame(seq, ev, play.move, play.auto, game.player_view() if view is None else view)
+    return p.ack_v2_frame(seq, ev, play.reveal, play.auto, play.check)
 
 
 def ack_again(m: Match, seat: int, seq: int, version: int) -> bytes:
@@ -273,8 +270,7 @@ def ack_again(m: Match, seat: int, seq: int, version: int) -> bytes:
         for _ in range(s.undos_after.get(n - 1, 0)):
             game.undo()
         recorded = game.play(text)
-    auto = [move.text for move in recorded[1:]]
-    return _ack(game, version, seq, s.seq_evs[seq - 1], s.seq_moves[seq - 1], auto, None)
+    return _ack(game, Play.of(game, recorded), version, seq, s.seq_evs[seq - 1], None)
 
 
 def _released_boards(
@@ -291,47 +287,45 @@ def _released_boards(
     out: Rendered = []
     v1, v2 = 1 in versions, 2 in versions
     for n, count in m.released.items():
-        s, game = m.seat(n), m.game(n)
-        numbers, finished = Numbers.of(game).as_dict(), s.ended is not None
-        for recorded, view, reveal, check in _shown_plays(m, n, count, v1, v2, built.get(n)):
-            move, auto = recorded[0].text, [played.text for played in recorded[1:]]
+        s = m.seat(n)
+        numbers, finished = Numbers.of(m.game(n)).as_dict(), s.ended is not None
+        for play, view in _shown_plays(m, n, count, v1, built.get(n)):
             if view is not None:
-                out.append((SPECTATORS_V1, p.board_frame(ev, n, move, auto, view, numbers, finished)))
+                out.append(
+                    (SPECTATORS_V1, p.board_frame(ev, n, play.move, play.auto, view, numbers, finished))
+                )
             if v2:
-                out.append((SPECTATORS_V2, p.board_v2_frame(ev, n, move, reveal, auto, check)))
+                out.append(
+                    (SPECTATORS_V2, p.board_v2_frame(ev, n, play.move, play.reveal, play.auto, play.check))
+                )
     return out
 
 
-#: A play shown to spectators: its moves (it, then any automatic ones), and the board after it:
-#: as a v1 view, and as v2's reveal and check, each only when asked for.
-ShownPlay = tuple[list[Move], dict[str, Any] | None, dict[str, str], int]
-
-
 def _shown_plays(
-    m: Match, n: int, count: int, v1: bool, v2: bool, current: dict[str, Any] | None
-) -> list[ShownPlay]:
-    """Seat ``n``'s ``count`` plays just shown, each with its board after it (``current``: the game's view).
+    m: Match, n: int, count: int, v1: bool, current: dict[str, Any] | None
+) -> list[tuple[Play, dict[str, Any] | None]]:
+    """Seat ``n``'s ``count`` plays just shown, each as kept (``SeatState.plays``), with its board
+    after it as a v1 view when ``v1`` (``current``: the game's view).
 
-    The game has gone on by the plays still held; it steps back over those
-    and the shown ones (the engine's undo) and plays them again, taking
-    each shown play's board on the way. So a held play keeps nothing but
-    its draw count, and costs nothing where nobody watches.
+    Only a v1 view is built here: the game has gone on by the plays still
+    held; it steps back over those and the shown ones (the engine's undo)
+    and plays them again, taking each shown play's view on the way. So a
+    held play keeps no board, and costs nothing where nobody watches.
     """
-    s, game = m.seat(n), m.game(n)
-
-    def board(recorded: list[Move], view: dict[str, Any] | None = None) -> ShownPlay:
-        if v1 and view is None:
-            view = game.player_view()
-        return recorded, view, game.revealed() if v2 else {}, game.check() if v2 else 0
-
+    s = m.seat(n)
+    end = len(s.plays) - len(s.held)
+    shown = s.plays[end - count : end]
+    if not v1:
+        return [(play, None) for play in shown]
+    game = m.game(n)
     if count == 1 and not s.held:  # most plays: shown as they are made
-        return [board(s.last_recorded, current)]
-    shown = []
+        return [(shown[0], game.player_view() if current is None else current)]
+    views = []
     for i, play in enumerate(_take_back(game, count + len(s.held))):
-        recorded = game.play(play[0])
+        game.play(play[0])
         if i < count:
-            shown.append(board(recorded))
-    return shown
+            views.append(game.player_view())
+    return list(zip(shown, views, strict=True))
 
 
 def _shown_board(m: Match, n: int) -> tuple[p.View | None, list[str]]:

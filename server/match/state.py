@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 
 from .. import daily
 from .. import protocol as p
@@ -74,6 +76,31 @@ class FinalBoard:
         return cls(p.dumps(game.player_view()), tuple(m.text for m in game.moves), Numbers.of(game))
 
 
+#: What most plays reveal: one shared, unchangeable empty mapping rather than one per kept play.
+_NO_REVEAL: Mapping[str, str] = MappingProxyType({})
+
+
+class Play(NamedTuple):
+    """A play as a v2 ``board`` frame and a replay carry it (``p.play_fields``): its move, what it
+    revealed, the automatic swaps after it, the check.
+
+    ``Match.apply`` takes each play's off the game as it applies it, once:
+    the racer's ack, the spectators' boards and, at the decision, the replay
+    (``server/replay.py``) read them, and none of them asks the engine again.
+    """
+
+    move: str
+    reveal: Mapping[str, str]
+    auto: tuple[str, ...]
+    check: int
+
+    @classmethod
+    def of(cls, game: Game, recorded: list[Move]) -> Play:
+        """The play ``game`` has just made (``recorded``: its moves, it then any automatic ones)."""
+        auto = tuple(m.text for m in recorded[1:])
+        return cls(recorded[0].text, game.revealed() or _NO_REVEAL, auto, game.check())
+
+
 @dataclass
 class SeatState:
     name: str
@@ -89,10 +116,13 @@ class SeatState:
     numbers: Numbers | None = None  # while playing: as of the last event applied (the list shows them)
     seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
     seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
-    last_recorded: list[Move] = field(default_factory=list)  # the last play: the move, then any auto swaps
+    # Every play applied, in order (an undo takes its play back): until the decision, which hands
+    # them to the replay (``Match.take_plays``).
+    plays: list[Play] = field(default_factory=list)
     undos_after: dict[int, int] = field(default_factory=dict)  # practice: seq -> undos made before the next
     # Spectator lag (``Match.release_held``): the cards drawn after each play not yet shown to
-    # spectators, oldest first. Only the count: the boards are rebuilt when they are shown.
+    # spectators, oldest first. Only the count: a v1 board is rebuilt when it is shown (v2's are
+    # the kept ``plays``).
     held: list[int] = field(default_factory=list)
     ended: Ended | None = None
     rematch: bool = False
@@ -188,6 +218,10 @@ class Match:
         # as someone else) their own stock to come: spectators see boards with a lag (``release_held``).
         self.spectators_lag = opened.seats >= 2 and not get_variant(opened.variant).open_stock
         self.released: dict[int, int] = {}  # seat -> plays the last event applied showed to spectators
+        # The result of the last ``Decided`` decided on this copy, and once it is applied, the seats'
+        # plays for its replay (``take_plays``): only the process that decided builds the replay.
+        self._deciding: p.Result | None = None
+        self._decided_plays: dict[int, list[Play]] | None = None
 
     # ------------------------------------------------------------ helpers
 
@@ -566,7 +600,8 @@ class Match:
                 ended[n] = s.ended
         if len(ended) == sum(s is not None for s in self.seats):
             ev = c()
-            events.append(Decided(ev=ev, at=now, result=self._result(ended, ev)))
+            self._deciding = self._result(ended, ev)  # its apply here keeps the plays (``take_plays``)
+            events.append(Decided(ev=ev, at=now, result=self._deciding))
         return events
 
     def _result(self, ended: dict[int, Ended], ev: int) -> p.Result:
@@ -638,14 +673,18 @@ class Match:
                     s.numbers = Numbers.of(s.game)
         elif isinstance(e, Moved):
             mover = self.seat(e.seat)
-            mover.last_recorded, mover.numbers = mover.play(e.seq, e.move), e.numbers
+            recorded = mover.play(e.seq, e.move)
+            game = self.game(e.seat)
+            mover.plays.append(Play.of(game, recorded))
+            mover.numbers = e.numbers
             mover.seq_moves.append(e.move)
             mover.seq_evs.append(e.ev)
-            mover.held.append(self.game(e.seat).drawn)
+            mover.held.append(game.drawn)
             self.release_held()
         elif isinstance(e, TookBack):
             self.game(e.seat).undo()
             undoer = self.seat(e.seat)
+            undoer.plays.pop()
             undoer.numbers = e.numbers
             undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
         elif isinstance(e, Ended):
@@ -653,15 +692,31 @@ class Match:
             self.release_held()  # its racer learns nothing more: the others' boards need not wait for them
         elif isinstance(e, Decided):
             self.status, self.result, self.decided_at = "finished", e.result, e.at
-            for s in self.seats:
-                if s is not None and s.game is not None:
-                    s.final, s.game = FinalBoard.of(s.game), None
+            plays = {}
+            for n, s in enumerate(self.seats):
+                if s is not None:
+                    plays[n], s.plays = s.plays, []
+                    if s.game is not None:
+                        s.final, s.game = FinalBoard.of(s.game), None
+            # Kept only where it was decided, for its replay; elsewhere no replay is built from them.
+            self._decided_plays = plays if e.result is self._deciding else None
+            self._deciding = None
         elif isinstance(e, RematchAsked):
             self.seat(e.seat).rematch = True
         elif isinstance(e, RematchOpened):
             self.rematch_match = e.match
         elif isinstance(e, CalledOff):
             self.called_off = e
+
+    def take_plays(self) -> dict[int, list[Play]] | None:
+        """Each seat's plays, by seat, as this copy applied them up to the decision, once; None where
+        the decision was applied but not decided (another process's: its replay is built there).
+
+        The replay is built from them (``server/replay.py``) where the match is decided, without
+        replaying the logs through the engine; taken, they are dropped.
+        """
+        plays, self._decided_plays = self._decided_plays, None
+        return plays
 
     def release_held(self) -> None:
         """Show spectators every held play that no racer still playing can learn from any more.

@@ -96,8 +96,12 @@ def greedy_moves(game: Game) -> str | None:
 
 
 def snapshot(m: Match) -> dict[str, Any]:
-    """Every observable part of a match's state, for equality checks."""
-    out: dict[str, Any] = {k: v for k, v in vars(m).items() if k not in ("seats",)}
+    """Every observable part of a match's state, for equality checks.
+
+    Not what a decision hands its replay, only where it was decided (``Match.take_plays``).
+    """
+    hand_over = ("_deciding", "_decided_plays")
+    out: dict[str, Any] = {k: v for k, v in vars(m).items() if k != "seats" and k not in hand_over}
     if m.result is not None:
         out["result"] = m.result.model_dump()
     seats: list[Any] = []
@@ -105,8 +109,7 @@ def snapshot(m: Match) -> dict[str, Any]:
         if s is None:
             seats.append(None)
             continue
-        d = {k: v for k, v in vars(s).items() if k not in ("_game", "_decided", "last_recorded", "ended")}
-        d["last_recorded"] = [str(x) for x in s.last_recorded]
+        d = {k: v for k, v in vars(s).items() if k not in ("_game", "_decided", "ended")}
         d["ended"] = None if s.ended is None else s.ended.model_dump()
         if s.game is not None:
             d["game"] = {

@@ -468,7 +468,7 @@ def test_a_move_is_played_once_from_decision_to_fold(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(Game, "undo", undo)
     sim.move(0, 1, "T")
     assert (plays[0], undos[0]) == (1, 0)  # decided, folded and rendered: one play, no undo
-    assert sim.match.moves(0) == ["T"] and sim.match.seat(0).last_recorded[0].text == "T"
+    assert sim.match.moves(0) == ["T"] and sim.match.seat(0).plays[-1].move == "T"
 
 
 def test_a_decided_move_not_yet_applied_is_seen_by_nobody() -> None:
