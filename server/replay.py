@@ -105,7 +105,8 @@ def _replayed(seed: str, variant: str, moves: list[str], score: int) -> list[Pla
 async def verified_result(store: Store, match: str, now: int) -> Result:
     """A finished match's result whose logs the engine accepts; Refused otherwise.
 
-    The logs are checked by building the replay, once: a kept replay's were.
+    The logs are checked by building the replay, once: a kept replay's were (every play in it the
+    engine's, as the match applied it or with its log replayed: ``seat_plays``).
     """
     await kept_replay(store, match, now)
     return await _finished_result(store, match, now)

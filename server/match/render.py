@@ -394,9 +394,11 @@ def missed_events(
     Events up to ``after`` are only folded, and nothing is rendered for the
     seat's own moves (their acks): the ``resumed`` snapshot holds their
     outcome (its ``view`` and ``last_seq``), and building an ack's view for
-    each of a long game's moves was most of a resume's cost.
+    each of a long game's moves was most of a resume's cost. Nor are the
+    plays kept (``Match.keeps_plays``): no ack, spectator's board or replay
+    is built from this copy, and a play's check would be a third of its fold.
     """
-    match = Match.from_events(events[:1], grace_ms)
+    match = Match.from_events(events[:1], grace_ms, keep_plays=False)
     out: list[p.Message] = []
     present = Present({seat: ()}, ())  # the racer, answered in no version
     for e in events[1:]:

@@ -189,7 +189,7 @@ class Duplicate:
 class Match:
     """One match's state, folded from its events."""
 
-    def __init__(self, opened: Opened, grace_ms: int = DEFAULT_GRACE_MS) -> None:
+    def __init__(self, opened: Opened, grace_ms: int = DEFAULT_GRACE_MS, keep_plays: bool = True) -> None:
         self.id = opened.match
         self.variant = opened.variant
         self.seed = opened.seed
@@ -222,16 +222,21 @@ class Match:
         # plays for its replay (``take_plays``): only the process that decided builds the replay.
         self._deciding: p.Result | None = None
         self._decided_plays: dict[int, list[Play]] | None = None
+        # Whether each play is kept (``SeatState.plays``): not in a copy folded only to tell a seat
+        # what it missed (``render.missed_events``), which renders no ack, board or replay.
+        self.keeps_plays = keep_plays
 
     # ------------------------------------------------------------ helpers
 
     @classmethod
-    def from_events(cls, events: Iterable[Event], grace_ms: int = DEFAULT_GRACE_MS) -> Match:
+    def from_events(
+        cls, events: Iterable[Event], grace_ms: int = DEFAULT_GRACE_MS, keep_plays: bool = True
+    ) -> Match:
         it = iter(events)
         first = next(it)
         if not isinstance(first, Opened):
             raise ValueError("a match log starts with 'opened'")
-        match = cls(first, grace_ms)
+        match = cls(first, grace_ms, keep_plays)
         for event in it:
             match.apply(event)
         return match
@@ -675,7 +680,8 @@ class Match:
             mover = self.seat(e.seat)
             recorded = mover.play(e.seq, e.move)
             game = self.game(e.seat)
-            mover.plays.append(Play.of(game, recorded))
+            if self.keeps_plays:
+                mover.plays.append(Play.of(game, recorded))
             mover.numbers = e.numbers
             mover.seq_moves.append(e.move)
             mover.seq_evs.append(e.ev)
@@ -684,7 +690,8 @@ class Match:
         elif isinstance(e, TookBack):
             self.game(e.seat).undo()
             undoer = self.seat(e.seat)
-            undoer.plays.pop()
+            if self.keeps_plays:
+                undoer.plays.pop()
             undoer.numbers = e.numbers
             undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
         elif isinstance(e, Ended):

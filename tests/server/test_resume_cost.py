@@ -48,8 +48,10 @@ def long_race(plays: int) -> Sim:
 def test_missed_events_build_no_view_for_the_seat_s_own_moves(monkeypatch: pytest.MonkeyPatch) -> None:
     sim = long_race(400)
     views = count_calls(monkeypatch, BaseGame, "player_view")
+    checks = count_calls(monkeypatch, BaseGame, "check")
     missed = missed_events(sim.log, 0, 0)
     assert views[0] <= 1  # the start's view (the seat's own moves: none, whatever their number)
+    assert checks[0] == 0  # nor any play's check: no ack, board or replay is built from this fold
     assert not any(isinstance(m, p.Ack | p.AckV2 | p.Undone) for m in missed)
     assert [m.moves for m in missed if isinstance(m, p.Progress)] == [1, 2, 3]  # what seat 1 did: all of it
     assert any(isinstance(m, p.Start) and m.view is not None for m in missed)
