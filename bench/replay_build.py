@@ -1,15 +1,18 @@
 """The CPU a replay costs where its match is decided (``Replays``), and its size: this checkout
 against another revision's ``server/replay.py``, in one process.
 
-Run: ``.venv/bin/python bench/replay_build.py [--base REV] [--runs N]``. Never part of the test run.
+Run: ``PYTHONPATH=. .venv/bin/python bench/replay_build.py [--base REV] [--runs N]`` (the path: the
+venv's editable install would import the main checkout's ``server``). Never part of the test run.
 
 Two decided results, each a race of two seats on the same deal: ``greedy``, a
 classic game played to its end by the engine's greedy player (``greedy_move``),
 as long as a real race; and ``long``, ``bench/abuse.py``'s 2,000-play game
 (free-swap, one swap back and forth), the longest a replay gets. For each,
 the time of ``packed_replay`` (what the event loop pays at the decision: the
-logs replayed, the JSON, the gzip) per version, interleaved run by run, the
-median of ``--runs`` and the ratio this/base; then the JSON's size and the
+plays, the JSON, the gzip) per version, interleaved run by run, the median of
+``--runs`` and the ratio this/base: this checkout's both ways, from the plays
+the match kept (``Match.take_plays``, as ``Replays`` builds it) and with the
+logs replayed (a replay built on request); then the JSON's size and the
 gzipped size at levels 1 and 6 with their times (this checkout's body).
 """
 
@@ -107,13 +110,20 @@ def main(argv: list[str]) -> int:
     print(f"packed_replay per decided race (2 seats), ms: median of {args.runs} runs, interleaved")
     for name, r in games.items():
         plays = len(r.seats[0].moves)
-        ours, theirs = [], []
+        # The plays as the match kept them: the engine's, one by one (what ``Match.apply`` takes).
+        kept = {s.seat: server.replay._replayed(r.seed or "", r.variant, s.moves, s.score) for s in r.seats}
+        ours, replayed, theirs = [], [], []
         for _ in range(args.runs):
             theirs.append(timed(partial(base.packed_replay, r)))
-            ours.append(timed(partial(server.replay.packed_replay, r)))
-        a, b = statistics.median(ours), statistics.median(theirs)
+            ours.append(timed(partial(server.replay.packed_replay, r, kept)))
+            replayed.append(timed(partial(server.replay.packed_replay, r)))
+        a, c, b = statistics.median(ours), statistics.median(replayed), statistics.median(theirs)
+        assert server.replay.replay_body(r, kept) == server.replay.replay_body(r)
         old_raw, old_packed = len(base.replay_body(r)), len(base.packed_replay(r))
-        print(f"{name} ({plays} moves a seat): base {b:.2f} ms, this {a:.2f} ms, this/base {a / b:.3f}")
+        print(
+            f"{name} ({plays} moves a seat): base {b:.2f} ms, this from kept plays {a:.2f} ms "
+            f"(this/base {a / b:.3f}), this with the logs replayed {c:.2f} ms (this/base {c / b:.3f})"
+        )
         print(f"  base body: {old_raw:,} B JSON, {old_packed:,} B gzipped")
         raw = server.replay.replay_body(r)
         for level in (1, 6, 9):
