@@ -16,6 +16,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+from counting import count_calls
 from race import MakeAppT, start_race
 
 import server.replay
@@ -39,14 +40,7 @@ async def get(app: App, path: str, headers: dict[str, str] | None = None) -> tup
 async def test_a_decided_matchs_replay_is_built_once_then_served_as_kept(
     make_app: MakeAppT, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    built = [0]
-    real = server.replay.seat_plays
-
-    def counted(*args: Any) -> Any:
-        built[0] += 1
-        return real(*args)
-
-    monkeypatch.setattr(server.replay, "seat_plays", counted)
+    built = count_calls(monkeypatch, server.replay, "seat_plays")
     app = await make_app(**backend)
     race = await start_race(app)
     a, b = race.players

@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import random
-from typing import Any
 
 import orjson
 import pytest
+from counting import count_calls
 from matchsim import SPECTATOR, Sim, rebuilt
 from race import MakeAppT, client, kick, lobby_pair
 
@@ -36,15 +36,7 @@ HEAD = ("type", "ev", "seat")
 
 def count_log_replays(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """A counter of the seats' logs replayed through the engine from now on."""
-    calls = [0]
-    real = server.replay._replayed
-
-    def counted(*args: Any) -> Any:
-        calls[0] += 1
-        return real(*args)
-
-    monkeypatch.setattr(server.replay, "_replayed", counted)
-    return calls
+    return count_calls(monkeypatch, server.replay, "_replayed")
 
 
 def random_race(variant: str, rng: random.Random, seats: int) -> Sim:

@@ -7,9 +7,8 @@ work instead of timing it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from counting import count_calls
 from matchsim import Sim
 from race import MakeAppT, client, start_race
 
@@ -17,19 +16,6 @@ import server.match.render
 from server import protocol as p
 from server.engine.game import BaseGame
 from server.match.render import missed_events
-
-
-def count_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
-    """A counter of the calls of ``owner.name`` from now on."""
-    calls = [0]
-    real = getattr(owner, name)
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counted)
-    return calls
 
 
 def long_race(plays: int) -> Sim:
