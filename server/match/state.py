@@ -97,7 +97,7 @@ class Play(NamedTuple):
     @classmethod
     def of(cls, game: Game, recorded: list[Move]) -> Play:
         """The play ``game`` has just made (``recorded``: its moves, it then any automatic ones)."""
-        auto = tuple(m.text for m in recorded[1:])
+        auto = tuple([m.text for m in recorded[1:]]) if len(recorded) > 1 else ()  # swaps: after a win only
         return cls(recorded[0].text, game.revealed() or _NO_REVEAL, auto, game.check())
 
 
