@@ -78,7 +78,7 @@ def seat_plays(
     the plays of ``moves`` exactly, else the log replayed (``_replayed``; IllegalMove if not sound)."""
     if kept is None or [t for play in kept for t in (play.move, *play.auto)] != moves:
         kept = _replayed(seed, variant, moves, score)
-    return [p.play_fields({"move": play.move}, play.reveal, play.auto, play.check) for play in kept]
+    return [p.play_fields({"move": move}, reveal, auto, check) for move, reveal, auto, check in kept]
 
 
 def _replayed(seed: str, variant: str, moves: list[str], score: int) -> list[Play]:
