@@ -55,6 +55,7 @@ def race(match: Match, moves_each: int | None) -> Match:
             else:
                 apply(match, match.decide_move(seat, seq, move.text, now))
         if match.status == "finished":
+            match.take_plays()  # what the hub's ``Replays`` does at the decision: built, they are dropped
             break
     return match
 

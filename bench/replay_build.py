@@ -39,17 +39,24 @@ from server.engine.players import greedy_move
 LONG_GAME_PLAYS = 2000
 
 
-def base_module(rev: str) -> ModuleType:
-    """``server/replay.py`` as it is at ``rev``, imported beside this checkout's as ``server._replay_base``."""
+def _imported(rev: str, name: str) -> ModuleType:
+    """``server/NAME.py`` as it is at ``rev``, imported beside this checkout's as ``server._NAME_base``."""
     source = subprocess.run(
-        ["git", "show", f"{rev}:server/replay.py"], capture_output=True, check=True, text=True
+        ["git", "show", f"{rev}:server/{name}.py"], capture_output=True, check=True, text=True
     ).stdout
-    path = Path(tempfile.mkdtemp(prefix="replay-build-")) / "replay_base.py"
+    path = Path(tempfile.mkdtemp(prefix="replay-build-")) / f"{name}_base.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location("server._replay_base", path)
+    spec = importlib.util.spec_from_file_location(f"server._{name}_base", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def base_module(rev: str) -> ModuleType:
+    """``server/replay.py`` as it is at ``rev``, with ``rev``'s ``server/protocol.py`` (which builds its plays)."""
+    module = _imported(rev, "replay")
+    module.p = _imported(rev, "protocol")
     return module
 
 

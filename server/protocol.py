@@ -1004,34 +1004,36 @@ def board_frame(
     )
 
 
-def play_fields(
-    head: dict[str, Any], reveal: Mapping[str, str], auto: Sequence[str], check: int
-) -> dict[str, Any]:
-    """A v2 play as its frames carry it: ``head``, then what the play revealed and the automatic
-    swaps (when any), the check. A replay (``server/replay.py``) carries each play the same way."""
+def play_fields(reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
+    """A v2 play's own fields, as its frames and a replay (``server/replay.py``) carry them after
+    their head (``play_frame``): what the play revealed and the automatic swaps (when any), the check.
+
+    The JSON object's last members and its closing brace: made once a play,
+    where the play is applied (``Play`` in ``server/match/state.py``), and
+    kept that small until the match is decided.
+    """
+    fields: dict[str, Any] = {}
     if reveal:
-        head["reveal"] = reveal
+        fields["reveal"] = reveal
     if auto:
-        head["auto"] = auto
-    head["check"] = check
-    return head
+        fields["auto"] = auto
+    fields["check"] = check
+    return orjson.dumps(fields)[1:]  # a slice: a bytes object of its own size
 
 
-def _play_frame(head: dict[str, Any], reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
-    """A v2 play's frame (``play_fields``)."""
-    return dumps(play_fields(head, reveal, auto, check))
+def play_frame(head: dict[str, Any], fields: bytes) -> bytes:
+    """The JSON of a v2 play: ``head``'s members (at least one), then the play's ``fields`` (``play_fields``)."""
+    return orjson.dumps(head)[:-1] + b"," + fields
 
 
-def ack_v2_frame(seq: int, ev: int, reveal: Mapping[str, str], auto: Sequence[str], check: int) -> bytes:
-    """The JSON of AckV2 (``reveal`` is ``Game.revealed()``, ``check`` its ``check()``)."""
-    return _play_frame({"type": "ack", "seq": seq, "ev": ev}, reveal, auto, check)
+def ack_v2_frame(seq: int, ev: int, fields: bytes) -> bytes:
+    """The JSON of AckV2 (``fields``: ``play_fields`` of ``Game.revealed()``, the auto swaps, ``check()``)."""
+    return play_frame({"type": "ack", "seq": seq, "ev": ev}, fields)
 
 
-def board_v2_frame(
-    ev: int, seat: int, move: str, reveal: Mapping[str, str], auto: Sequence[str], check: int
-) -> bytes:
+def board_v2_frame(ev: int, seat: int, move: str, fields: bytes) -> bytes:
     """The JSON of BoardV2 for a play (an undo's board is built as a model: practice only)."""
-    return _play_frame({"type": "board", "ev": ev, "seat": seat, "move": move}, reveal, auto, check)
+    return play_frame({"type": "board", "ev": ev, "seat": seat, "move": move}, fields)
 
 
 def schema() -> dict[str, Any]:

@@ -73,12 +73,12 @@ def _deal(game: Game) -> dict[str, Any]:
 
 def seat_plays(
     seed: str, variant: str, moves: list[str], score: int, kept: Sequence[Play] | None
-) -> list[dict[str, Any]]:
+) -> list[orjson.Fragment]:
     """A seat's ``plays`` as v2 boards carry them: ``kept`` (``Match.take_plays``) when they are
     the plays of ``moves`` exactly, else the log replayed (``_replayed``; IllegalMove if not sound)."""
     if kept is None or [t for play in kept for t in (play.move, *play.auto)] != moves:
         kept = _replayed(seed, variant, moves, score)
-    return [p.play_fields({"move": move}, reveal, auto, check) for move, reveal, auto, check in kept]
+    return [orjson.Fragment(p.play_frame({"move": move}, fields)) for move, _, fields in kept]
 
 
 def _replayed(seed: str, variant: str, moves: list[str], score: int) -> list[Play]:

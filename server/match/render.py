@@ -258,7 +258,7 @@ def _ack(game: Game, play: Play, version: int, seq: int, ev: int, view: dict[str
     """A racer's ack of the ``play`` ``game`` has just made: v1 with the whole ``view``, v2 with what it revealed."""
     if version == 1:
         return p.ack_frame(seq, ev, play.move, play.auto, game.player_view() if view is None else view)
-    return p.ack_v2_frame(seq, ev, play.reveal, play.auto, play.check)
+    return p.ack_v2_frame(seq, ev, play.fields)
 
 
 def ack_again(m: Match, seat: int, seq: int, version: int) -> bytes:
@@ -295,9 +295,7 @@ def _released_boards(
                     (SPECTATORS_V1, p.board_frame(ev, n, play.move, play.auto, view, numbers, finished))
                 )
             if v2:
-                out.append(
-                    (SPECTATORS_V2, p.board_v2_frame(ev, n, play.move, play.reveal, play.auto, play.check))
-                )
+                out.append((SPECTATORS_V2, p.board_v2_frame(ev, n, play.move, play.fields)))
     return out
 
 

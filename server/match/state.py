@@ -13,9 +13,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import NamedTuple
 
 from .. import daily
@@ -76,29 +75,26 @@ class FinalBoard:
         return cls(p.dumps(game.player_view()), tuple(m.text for m in game.moves), Numbers.of(game))
 
 
-#: What most plays reveal: one shared, unchangeable empty mapping rather than one per kept play.
-_NO_REVEAL: Mapping[str, str] = MappingProxyType({})
-
-
 class Play(NamedTuple):
-    """A play as a v2 ``board`` frame and a replay carry it (``p.play_fields``): its move, what it
-    revealed, the automatic swaps after it, the check.
+    """A play as a v2 ``board`` frame and a replay carry it: its move, the automatic swaps after it
+    (a v1 frame's ``auto``), and its ``fields`` (``p.play_fields``: what it revealed, those swaps,
+    the check) as the JSON those frames end with.
 
     ``Match.apply`` takes each play's off the game as it applies it, once:
     the racer's ack, the spectators' boards and, at the decision, the replay
     (``server/replay.py``) read them, and none of them asks the engine again.
+    Kept as JSON, a play costs about a third of its dict and int.
     """
 
     move: str
-    reveal: Mapping[str, str]
     auto: tuple[str, ...]
-    check: int
+    fields: bytes
 
     @classmethod
     def of(cls, game: Game, recorded: list[Move]) -> Play:
         """The play ``game`` has just made (``recorded``: its moves, it then any automatic ones)."""
         auto = tuple([m.text for m in recorded[1:]]) if len(recorded) > 1 else ()  # swaps: after a win only
-        return cls(recorded[0].text, game.revealed() or _NO_REVEAL, auto, game.check())
+        return cls(recorded[0].text, auto, p.play_fields(game.revealed(), auto, game.check()))
 
 
 @dataclass

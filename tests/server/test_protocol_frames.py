@@ -64,11 +64,12 @@ def test_frames_equal_their_models(
     # protocol v2: what the play revealed and the check, each left out when empty
     reveal, check = game.revealed(), game.check()
     ack_v2 = p.AckV2(seq=seq, ev=ev, reveal=reveal, auto=auto, check=check)
-    assert p.ack_v2_frame(seq, ev, reveal, auto, check) == p.encode(ack_v2)
+    fields = p.play_fields(reveal, auto, check)
+    assert p.ack_v2_frame(seq, ev, fields) == p.encode(ack_v2)
     board_v2 = p.BoardV2(ev=ev, seat=seat, move=move, reveal=reveal, auto=auto, check=check)
-    assert p.board_v2_frame(ev, seat, move, reveal, auto, check) == p.encode(board_v2)
+    assert p.board_v2_frame(ev, seat, move, fields) == p.encode(board_v2)
     assert p.parse_server_v2(p.encode(ack_v2)) == ack_v2 and p.parse_server_v2(p.encode(board_v2)) == board_v2
-    frame = json.loads(p.ack_v2_frame(seq, ev, reveal, auto, check))
+    frame = json.loads(p.ack_v2_frame(seq, ev, fields))
     assert ("reveal" in frame) == bool(reveal) and ("auto" in frame) == bool(auto) and "view" not in frame
 
 
