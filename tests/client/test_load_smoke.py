@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -10,10 +11,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def run_bench(script: str, *args: str, timeout: float = 60) -> str:
-    """Run ``bench/<script>`` to its end; its standard output, once it exited with 0."""
+    """Run ``bench/<script>`` to its end; its standard output, once it exited with 0.
+
+    With this checkout first on the path: a script's own directory is, and an
+    editable install of the package may point at another checkout.
+    """
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(ROOT / "bench" / script), *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=env,
     )  # fmt: skip
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     text = out.decode()
