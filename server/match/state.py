@@ -80,10 +80,10 @@ class Play(NamedTuple):
     (a v1 frame's ``auto``), and its ``fields`` (``p.play_fields``: what it revealed, those swaps,
     the check) as the JSON those frames end with.
 
-    ``Match.apply`` takes each play's off the game as it applies it, once:
-    the racer's ack, the spectators' boards and, at the decision, the replay
-    (``server/replay.py``) read them, and none of them asks the engine again.
-    Kept as JSON, a play costs about a third of its dict and int.
+    ``Match.apply`` takes each play's fields off the game as it applies it,
+    once: the racer's ack, the spectators' boards and, at the decision, the
+    replay (``server/replay.py``) read them, and none asks the engine again.
+    Kept as JSON, a play costs about half what a dict and an int would.
     """
 
     move: str
