@@ -46,8 +46,10 @@ from .waiting import MemoryQueue
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY_S = 1.0
-#: The WAL's size past which the checkpointer has SQLite start it over (and cut it back to).
-WAL_RESET_BYTES = 64 * 1024 * 1024
+#: The WAL's size past which the checkpointer has SQLite start it over: rarely, as that holds a commit up.
+WAL_RESET_BYTES = 1024 * 1024 * 1024
+#: What the WAL is cut back to when it starts over (after a lull, or a reset).
+WAL_KEPT_BYTES = 64 * 1024 * 1024
 
 EVENTS_TABLE = """
 CREATE TABLE IF NOT EXISTS events (
@@ -110,14 +112,16 @@ class _Checkpointer(threading.Thread):
     is none.
 
     A PASSIVE checkpoint copies the WAL's frames but never rewinds it: SQLite
-    starts the WAL over only when a writer finds every frame copied, and
-    under a steady stream of moves new frames always arrived while the copy
-    ran. The WAL grew by 6-36 MB a second of load, for good (the file keeps
-    its largest size). So once it is past ``reset_bytes``, a RESTART
-    checkpoint follows the PASSIVE one: it copies the few frames that came
-    meanwhile with writers held back (the event loop's next commit waits
-    that long, a few ms), and the next commit starts the WAL over, cut back
-    to ``reset_bytes`` (``journal_size_limit``).
+    starts the WAL over only when a writer finds every frame copied, which
+    happens at a lull, and under a steady stream of moves new frames always
+    arrived while the copy ran: the WAL grew by 6-36 MB a second of load, for
+    good. So once it is past ``reset_bytes``, a RESTART checkpoint follows
+    the PASSIVE one: it copies the frames that came meanwhile and syncs the
+    database file with writers held back, and the next commit starts the WAL
+    over, cut back to ``WAL_KEPT_BYTES`` (``journal_size_limit``). That holds
+    the event loop's next commit up for 12-27 ms here (the fsync), so it is
+    kept rare: at 64 MiB it came every 2-4 s of the socket bench, and those
+    stalls were its half-load p99 (docs/benchmarks.md).
     """
 
     def __init__(self, path: str, every_s: float, reset_bytes: int) -> None:
@@ -268,7 +272,7 @@ class SqliteStore:
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
-            self._db.execute(f"PRAGMA journal_size_limit={wal_reset_bytes}")
+            self._db.execute(f"PRAGMA journal_size_limit={min(WAL_KEPT_BYTES, wal_reset_bytes)}")
             self._checkpointer = _Checkpointer(path, checkpoint_every_s, wal_reset_bytes)
             self._checkpointer.start()
 
