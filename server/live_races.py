@@ -123,7 +123,7 @@ class LiveRaces:
         flight for 10-20 ms every ``live_every_s``; written in slices with only
         a loop turn between them, they were still a burst of 30-40 ms of work
         that a busy server's moves queued behind: the spikes of its p99
-        move-to-ack (docs/benchmarks.md, "The live list spread out"). Slices
+        move-to-ack (docs/benchmarks.md, "Eleventh pass"). Slices
         spread over half of ``every_s`` make the same work a trickle. A race
         decided meanwhile is skipped (its decision took its listing off).
         """

@@ -62,12 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump(game.state(), sys.stdout)
         sys.stdout.write("\n")
         sys.stdout.flush()
-    except (
-        BrokenPipeError
-    ):  # the reader had enough (``| head``): as quiet as other tools, the way Python's docs say
-        os.dup2(
-            os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()
-        )  # so the flush at exit does not complain
+    except BrokenPipeError:
+        # The reader had enough (``| head``): end as quietly as other tools, the way Python's docs
+        # say, with stdout pointed at /dev/null so that the flush at exit does not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0
 
