@@ -2,6 +2,8 @@
 
 ``Move.parse("A2:1>C5")`` and ``str(move)`` are inverse for every canonical
 text; a swap given in the other order (``B5~A2``) parses to its canonical form.
+Input may be in any case, with ASCII blanks around it; the JavaScript engine
+(``client/web/js/engine/moves.js``) reads the same texts as moves.
 A move names spots, not indices, so one ``Move`` means the same on every grid
 size; whether a spot exists on this grid is the game's question, not the
 parser's.
@@ -38,6 +40,9 @@ _PATTERNS = (
     (MoveKind.PILE, re.compile(rf"{_SPOT}:(0|[1-9][0-9]?)>{_SPOT}")),
     (MoveKind.SWAP, re.compile(rf"{_SPOT}~{_SPOT}")),
 )
+# The blanks a move's text may have around it: ASCII only, as str.strip() and JavaScript's trim()
+# each take further, different characters (U+001C..U+001F and U+0085; U+FEFF) for blanks.
+_BLANKS = " \t\n\r\f\v"
 
 
 def spot_order(spot: str) -> tuple[str, int]:
@@ -113,7 +118,7 @@ class Move:
 
 @lru_cache(maxsize=4096)  # every move a server decides is parsed; the texts in use are few
 def _parse(text: str) -> Move:
-    t = text.strip().upper()
+    t = text.strip(_BLANKS).upper()
     if t == "T":
         return _TURN
     if t == "R":

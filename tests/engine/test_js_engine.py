@@ -47,7 +47,8 @@ def fixtures(crosscheck_dir: Path) -> Path:
         game = Game.new(recorded["seed"], recorded["variant"])
         golden.append({"path": str(path), "deal": game.player_view() | {"stock": game.state()["stock"]}})
     (crosscheck_dir / "golden.json").write_text(json.dumps(golden))
-    texts = [*probe_pool(), "", "X", "W0>A1", "A9:0>B1", "A2:>C5", "A2-B5", "A2~", "5S", " b5~a2\n"]
+    texts = [*probe_pool(), "", "X", "W0>A1", "A9:0>B1", "A2:>C5", "A2-B5", "A2~", "5S", " b5~a2\n", "\tt\v"]
+    texts += ["T\x1c", "\x1fT", "\x85R", "\ufeffT", "T\u00a0", "\u3000W>A1"]  # blanks to Python or JavaScript
     (crosscheck_dir / "notation.json").write_text(json.dumps([[t, canonical(t)] for t in texts]))
     bad = [[good_view() | change, why] for change, why in BAD_VIEWS]
     (crosscheck_dir / "bad-views.json").write_text(json.dumps(bad))

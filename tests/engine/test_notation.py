@@ -39,3 +39,18 @@ def test_malformed_text_raises_naming_it(text: str) -> None:
     assert caught.value.text == text
     assert repr(text) in str(caught.value)
     assert caught.value.why
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"), [(" t\t", "T"), ("\r\nb5~a2\f\v", "A2~B5"), ("w2>c1 ", "W2>C1")]
+)
+def test_any_case_and_ascii_blanks_around(text: str, canonical: str) -> None:
+    assert str(Move.parse(text)) == canonical
+
+
+# Blanks to str.strip() (U+001C..U+001F, U+0085) or to JavaScript's trim() (U+FEFF), not to both:
+# the two engines must read the same texts as moves, so neither takes them.
+@pytest.mark.parametrize("text", ["T\x1c", "\x1fT", "\x85R", "\ufeffT", "T\u00a0", "\u3000W>A1"])
+def test_no_other_blanks_around(text: str) -> None:
+    with pytest.raises(InvalidMove):
+        Move.parse(text)

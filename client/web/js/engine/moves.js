@@ -2,6 +2,7 @@
 // server/engine/moves.py). parseMove("A2:1>C5") and String(move) are inverse for every canonical
 // text; a swap given in the other order ("B5~A2") parses to its canonical form. A move names
 // spots, not indices: whether a spot exists on a grid is the game's question, not the parser's.
+// Input may be in any case, with ASCII blanks around it: the texts Python reads as moves.
 
 /** Text that is not a move in any variant's notation. */
 export class InvalidMove extends Error {
@@ -59,7 +60,7 @@ export class Move {
   /** The move written `text`; an InvalidMove naming the text if none. */
   static parse(text) {
     if (typeof text !== "string") throw new InvalidMove(String(text), "a move is written as text");
-    const t = text.trim().toUpperCase();
+    const t = text.replace(BLANKS, "").toUpperCase();
     if (t === "T") return TURN;
     if (t === "R") return REDEAL;
     let m;
@@ -74,6 +75,8 @@ export class Move {
   }
 }
 
+// Only ASCII blanks: trim() takes U+FEFF too, and Python's strip() U+001C..U+001F and U+0085.
+const BLANKS = /^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g;
 const SPOT = "([ABC][1-8])";
 const WASTE = new RegExp(`^W([1-3]?)>${SPOT}$`);
 const PILE = new RegExp(`^${SPOT}:(0|[1-9][0-9]?)>${SPOT}$`);
