@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.engine import Game, card_text, shuffled_deck
+from server.engine.cards import canonical_deck
 
 CLASSIC = {
     "0": (
@@ -67,3 +70,15 @@ def test_deck_is_two_decks_without_aces() -> None:
 def test_unicode_seed_is_hashed_as_utf8() -> None:
     assert shuffled_deck("été") != shuffled_deck("ete")
     assert len(shuffled_deck("été")) == 96
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.one_of(st.text(max_size=80), st.integers(min_value=-(2**70), max_value=2**70).map(str)),
+    decks=st.sampled_from([1, 2]),
+)
+def test_any_seed_deals_a_shuffle_and_the_same_one_every_time(seed: str, decks: int) -> None:
+    first = shuffled_deck(seed, decks)
+    shuffled_deck.cache_clear()  # dealt again, not read from the cache
+    assert shuffled_deck(seed, decks) == first
+    assert sorted(first) == sorted(canonical_deck(decks))

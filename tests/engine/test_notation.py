@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.engine import InvalidMove, Move, MoveKind
 
@@ -54,3 +56,40 @@ def test_any_case_and_ascii_blanks_around(text: str, canonical: str) -> None:
 def test_no_other_blanks_around(text: str) -> None:
     with pytest.raises(InvalidMove):
         Move.parse(text)
+
+
+spots = st.builds("{}{}".format, st.sampled_from("ABC"), st.integers(1, 8))
+moves = st.one_of(
+    st.just(Move.turn()),
+    st.just(Move.redeal()),
+    st.builds(Move.from_waste, spots, st.integers(0, 3)),
+    st.builds(Move.from_pile, spots, st.integers(0, 99), spots),
+    st.builds(Move.swap, spots, spots),
+)
+# Texts near the notation, well-formed or not, and any text at all.
+texts = st.one_of(
+    st.from_regex(r"\A\s?(T|R|W[0-4]?>[A-D]\d|[A-D]\d:\d{1,3}>[A-D]\d|[A-D]\d~[A-D]\d)\s?\Z"),
+    st.text(alphabet="TRWABCD0123456789:>~ -tw", max_size=10),
+    st.text(max_size=10),
+)
+
+
+@given(moves)
+def test_every_move_round_trips(move: Move) -> None:
+    assert Move.parse(move.text) == move
+    assert Move.parse(f" {move.text.lower()}\n").text == move.text
+
+
+@settings(max_examples=50)
+@given(texts)
+def test_any_text_is_a_move_written_canonically_or_invalid_naming_it(text: str) -> None:
+    try:
+        move = Move.parse(text)
+    except InvalidMove as e:
+        assert e.text == text
+        return
+    assert Move.parse(move.text) == move
+    written = text.strip(" \t\n\r\f\v").upper()
+    if move.kind is MoveKind.SWAP:
+        written = "~".join(sorted(written.split("~"), key=lambda spot: (spot[0], int(spot[1:]))))
+    assert move.text == written

@@ -151,3 +151,43 @@ def test_undo_all_the_way_back_restores_the_deal(seed: str, variant: str, choice
         game.undo()
         history.pop()
         assert snapshot(game) == history[-1]
+
+
+# Move texts of every form and some that are none (the parser's own tests try any text).
+move_texts = st.one_of(
+    st.from_regex(r"\A(T|R|W[0-3]?>[A-C][1-8]|[A-C][1-8]:[0-4]>[A-C][1-8]|[A-C][1-8]~[A-C][1-8])\Z"),
+    st.text(alphabet="TRWABC12345678:>~", max_size=8),
+)
+
+
+@SETTINGS
+@given(
+    seed=seeds,
+    variant=variants,
+    choice=st.randoms(use_true_random=False),
+    steps=st.integers(0, 80),
+    texts=st.lists(move_texts, max_size=40),
+)
+def test_every_listed_move_plays_and_any_other_text_is_refused(
+    seed: str, variant: str, choice: random.Random, steps: int, texts: list[str]
+) -> None:
+    game = Game.new(seed, variant)
+    for _ in range(steps):
+        if game.is_over:
+            break
+        game.play(choice.choice(game.legal_moves()))
+    listed = game.legal_texts()
+    before = snapshot(game)
+    for text in listed:
+        assert str(game.play(text)[0]) == text
+        game.undo()
+        assert snapshot(game) == before
+    for text in texts:
+        try:
+            played = game.play(text)
+        except (IllegalMove, InvalidMove):
+            assert snapshot(game) == before
+            continue
+        assert str(played[0]) in listed, text
+        game.undo()
+        assert snapshot(game) == before
