@@ -114,6 +114,37 @@ def test_random_play_keeps_every_invariant(seed: str, variant: str, choice: rand
     assert Game.replay(seed, variant, [str(m) for m in game.moves]).state() == game.state()
 
 
+def piles_home(game: Game) -> int:
+    return sum(
+        bool(pile) and RANKS.index(pile[0][0]) == "ABC".index(spot[0]) for spot, pile in game.grid().items()
+    )
+
+
+@SETTINGS
+@given(seed=seeds, variant=variants, play=st.integers(0, 2**32))
+def test_swaps_never_cycle_and_what_is_left_at_the_end_keeps_it_over(
+    seed: str, variant: str, play: int
+) -> None:
+    """RULES.md: every legal swap puts at least one more pile home (free-swap aside); once over,
+    moves of part of a pile and swaps neither lower the leftover nor keep the game alive."""
+    game = Game.new(seed, variant)
+    choice = random.Random(play)  # a whole game's choices: too many draws for st.randoms()
+    while not game.is_over:
+        legal = game.legal_texts()
+        others = [t for t in legal if "~" not in t]
+        move = choice.choice(others if others and choice.random() < 0.8 else legal)
+        home = piles_home(game)
+        game.play(move)
+        if "~" in move and not game.variant.free_swap:
+            assert piles_home(game) > home, move
+    before = snapshot(game)
+    for text in game.legal_texts():
+        game.play(text)
+        assert game.is_over and game.leftover == before[0]["leftover"], text
+        game.undo()
+    assert snapshot(game) == before
+
+
 @SETTINGS
 @given(seed=seeds, variant=variants, choice=st.randoms(use_true_random=False), steps=st.integers(0, 60))
 def test_moves_not_listed_raise_and_change_nothing(
