@@ -51,13 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write("\n")
         return 0
     game = Game.new(args.seed, args.variant)
-    for position, text in enumerate(moves, 1):
-        try:
-            game.play(text)
-        except (InvalidMove, IllegalMove) as exc:
-            reason = exc.why if isinstance(exc, InvalidMove) else exc.reason
-            print(f"move {position} {text!r}: {reason}", file=sys.stderr)
-            return EXIT_BAD_MOVE
+    taken = 0
+    try:
+        # A log as the server records it (or ``solve`` prints it): after a win, the automatic swaps.
+        for _ in game.play_log(moves):
+            taken += 1
+    except (InvalidMove, IllegalMove) as exc:
+        reason = exc.why if isinstance(exc, InvalidMove) else exc.reason
+        print(f"move {taken + 1} {moves[taken]!r}: {reason}", file=sys.stderr)
+        return EXIT_BAD_MOVE
     try:
         json.dump(game.state(), sys.stdout)
         sys.stdout.write("\n")

@@ -16,7 +16,7 @@ listing legal moves allocates nothing but the list.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -732,21 +732,29 @@ class Game(BaseGame):
 
     @classmethod
     def replay(cls, seed: str, variant: str | Variant, moves: Iterable[Move | str]) -> Game:
-        """The game after ``moves``; raises IllegalMove/InvalidMove at the first bad one.
-
-        A recorded log holds the automatic arrangement swaps after a win; they
-        are accepted (and checked) whether or not the log includes them.
-        """
+        """The game after ``moves``; raises IllegalMove/InvalidMove at the first bad one (see ``play_log``)."""
         game = cls(seed, variant)
+        for _ in game.play_log(moves):
+            pass
+        return game
+
+    def play_log(self, moves: Iterable[Move | str]) -> Iterator[Move]:
+        """Play a recorded log on, yielding each of its moves once taken in.
+
+        A recorded log holds the automatic arrangement swaps after a win (the
+        engine records them as moves); they are accepted, and checked, whether
+        or not the log includes them. Raises IllegalMove/InvalidMove at the
+        first bad move, the moves before it played.
+        """
         pending: list[Move] = []
-        for position, item in enumerate(moves):
+        for item in moves:
             move = item if isinstance(item, Move) else Move.parse(item)
             if pending:
                 if move != pending.pop(0):
-                    raise IllegalMove(move, f"move {position + 1} differs from the automatic arrangement")
-                continue
-            pending = game.play(move)[1:]
-        return game
+                    raise IllegalMove(move, "differs from the automatic arrangement")
+            else:
+                pending = self.play(move)[1:]
+            yield move
 
 
 __all__ = ["BaseGame", "Game", "IllegalMove", "InvalidMove", "rating", "spot_names", "waste_names"]
