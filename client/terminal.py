@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from server import protocol as p
-from server.engine.cards import home_row, parse_card
 
 from .api import Client, ClientError, ConnectionLost, MoveRejected, connect, match_code
 
@@ -46,6 +45,7 @@ HELP = (
 SCRIPT_WAIT_S = 3600.0
 RED_SUITS = "HD"
 ROWS = "ABC"
+BASE_RANKS = "234"  # of the rows A, B, C
 
 
 class Style:
@@ -87,7 +87,9 @@ def render_board(view: p.View, style: Style, title: str = "") -> list[str]:
                 if k >= len(pile):
                     cells.append("     " if pile or k else " --  ")
                     continue
-                home = home_row(parse_card(pile[0])) == r
+                # RULES.md: home when the bottom card is the base rank of its row (a 5 in A is not;
+                # a card still to come, ??, is no rank at all)
+                home = pile[0][0] == BASE_RANKS[r]
                 cells.append(
                     card_cell(
                         pile[k], style, top=k == len(pile) - 1, home=home, complete=home and len(pile) == 4

@@ -58,11 +58,6 @@ def parse_card(text: str) -> int:
         raise ValueError(f"not a card: {text!r}") from None
 
 
-def home_row(card: int) -> int:
-    """The row a card's pile belongs to when the card lies at its bottom."""
-    return ((card >> 2) - FIRST_VALUE) % STEP
-
-
 def canonical_deck(decks: int) -> list[int]:
     """Step 1 of deal v1: per deck, suits S H D C, ranks 2..K."""
     return [

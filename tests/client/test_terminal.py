@@ -21,7 +21,7 @@ from client.terminal import (
     run_terminal,
 )
 from server import protocol as p
-from server.engine import Game
+from server.engine import ClientGame, Game
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,6 +44,20 @@ def test_colour_marks_red_suits_and_tops() -> None:
     text = "\n".join(render_board(view_of("1"), Style(True)))
     assert "\x1b[31;1m" in text  # a red top card (seed 1 has hearts and diamonds)
     assert "\x1b[1m" in text
+
+
+def test_home_marks_only_piles_on_their_rows_base_rank() -> None:
+    underline = re.compile(r"\x1b\[(?:\d+;)*4m")  # the home mark
+    # Deal 1 has no 2 in row A, 3 in B or 4 in C: 8C in A2, 9H in B6, TH in C3 are on no base rank.
+    assert not underline.search("\n".join(render_board(view_of("1"), Style(True))))
+    assert underline.search("\n".join(render_board(view_of("1", ["A4~B1"]), Style(True))))  # 3S home in B
+
+
+def test_a_card_still_to_come_is_drawn() -> None:
+    game = ClientGame.from_view(Game.new("1").player_view())
+    game.play("B2:0>B1")  # B2 refilled from the stock: the card comes with the server's ack (v2)
+    text = "\n".join(render_board(p.View.model_validate(game.player_view()), Style(True)))
+    assert "??" in text
 
 
 def test_screen_shows_opponent_progress_and_clock() -> None:
