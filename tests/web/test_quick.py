@@ -62,5 +62,7 @@ def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
     expect(classic.locator("svg circle.pt")).to_have_count(1)
     expect(ada.locator("#board-panel")).to_be_visible()  # one race: still provisional, not on it yet
     expect(ada.locator("#board-empty, #rating-board")).to_have_count(1)
+    ada.select_option("#board-variant", "suitless")  # nobody has raced it rated
+    expect(ada.locator("#board-empty")).to_have_text("Nobody is on this board yet.")  # not the daily's words
     me = ada.evaluate("localStorage.getItem('grip:player')")
     assert ada.locator(f'#rating-board tr[data-player="{me}"]').count() == 0

@@ -166,7 +166,7 @@ export function statsScreen(app, ctx, player = null) {
     });
     const parts = [el("h2", { i18n: "board_title" }), el("p", { class: "note", i18n: "board_lead", args: { n: PROVISIONAL_GAMES } }), el("p", {}, pick)];
     if (!b) parts.push(el("p", { class: "note", i18n: "loading" }));
-    else if (!b.entries.length) parts.push(el("p", { class: "note", id: "board-empty", i18n: "board_empty" }));
+    else if (!b.entries.length) parts.push(el("p", { class: "note", id: "board-empty", i18n: "rating_board_empty" }));
     else {
       parts.push(
         table(

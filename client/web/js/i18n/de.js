@@ -346,6 +346,7 @@ export default {
     chart_rating_pt: "Rennen {k}: {rating}",
     board_title: "Die besten Wertungen",
     board_lead: "Spieler nach ihren ersten {n} gewerteten Rennen.",
+    rating_board_empty: "Noch niemand steht auf dieser Bestenliste.",
     board_you: "Du: Platz {rank}",
     games: "Rennen",
     rating_change: "Wertung: {before} → {after} ({diff})",

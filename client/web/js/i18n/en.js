@@ -346,6 +346,7 @@ export default {
     chart_rating_pt: "race {k}: {rating}",
     board_title: "The best ratings",
     board_lead: "Players past their first {n} rated races.",
+    rating_board_empty: "Nobody is on this board yet.",
     board_you: "You: #{rank}",
     games: "Races",
     rating_change: "Rating: {before} → {after} ({diff})",

@@ -346,6 +346,7 @@ export default {
     chart_rating_pt: "gara {k}: {rating}",
     board_title: "I punteggi migliori",
     board_lead: "Giocatori oltre le prime {n} gare a punteggio.",
+    rating_board_empty: "Ancora nessuno in questa classifica.",
     board_you: "Tu: n. {rank}",
     games: "Gare",
     rating_change: "Punteggio: {before} → {after} ({diff})",

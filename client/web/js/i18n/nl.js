@@ -346,6 +346,7 @@ export default {
     chart_rating_pt: "race {k}: {rating}",
     board_title: "De beste ratings",
     board_lead: "Spelers na hun eerste {n} races die meetellen.",
+    rating_board_empty: "Nog niemand op deze ranglijst.",
     board_you: "Jij: nr. {rank}",
     games: "Races",
     rating_change: "Rating: {before} → {after} ({diff})",

@@ -346,6 +346,7 @@ export default {
     chart_rating_pt: "corrida {k}: {rating}",
     board_title: "As melhores classificações",
     board_lead: "Jogadores depois das primeiras {n} corridas classificadas.",
+    rating_board_empty: "Ainda ninguém nesta classificação.",
     board_you: "Você: n.º {rank}",
     games: "Corridas",
     rating_change: "Classificação: {before} → {after} ({diff})",
