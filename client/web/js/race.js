@@ -208,8 +208,10 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     if (playing) {
       if (lb.solo && !lb.ranked) {
         const view = state.view();
+        // no hints on a daily deal while its day runs (the server says not_yet: docs/daily.md), and
+        // a daily practice game is of today's deal
+        if (!lb.daily) actions.append(el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => net.send({ type: "hint" }) }));
         actions.append(
-          el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => net.send({ type: "hint" }) }),
           el("button", {
             class: "btn",
             type: "button",
