@@ -277,7 +277,8 @@ def render_result(result: p.Result, style: Style) -> list[str]:
     lines = [style("Result", 1)]
     for s in result.seats:
         mark = " *winner*" if result.winner == s.seat else ""
-        lines.append(f"  {s.name}: {s.score} left ({s.reason}, {s.rating or 'unrated'}){mark}")
+        grade = f", {s.rating}" if s.rating else ""  # the game's grade (RULES.md), not a player's rating
+        lines.append(f"  {s.name}: {s.score} left ({s.reason}{grade}){mark}")
     if result.draw:
         lines.append("  a draw")
     winner = next((s for s in result.seats if s.seat == result.winner), None)
@@ -755,7 +756,8 @@ def format_live(live: p.Live, site: str) -> str:
     """The races being played, one a line, with where to watch each (``site``: the server's page address)."""
     if not live.races:
         return "no races being played that anyone may watch"
-    lines = [f"{live.total} races being played ({live.order} first):"]
+    races = "1 race" if live.total == 1 else f"{live.total} races"
+    lines = [f"{races} being played ({live.order} first):"]
     for race in live.races:
         racers = " vs ".join(
             f"{r.name}{f' ({r.rating})' if r.rating is not None else ''}: {r.leftover} left"

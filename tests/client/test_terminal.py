@@ -14,6 +14,7 @@ from client.terminal import (
     Screen,
     Style,
     completions,
+    format_live,
     normalize,
     render_board,
     render_result,
@@ -189,5 +190,21 @@ def test_a_result_decided_by_the_earlier_finish_says_so() -> None:
         seats=[seat(0, "Ann", "finish", 5), seat(1, "Bob", "finish", 8)], winner=0, draw=False,
     )  # fmt: skip
     assert "  the same leftover: Ann's game ended first" in render_result(tied, Style(False))
+    assert "  Ann: 72 left (finish) *winner*" in render_result(tied, Style(False))  # no grade: nothing said
+    good = seat(0, "Ann", "finish", 5).model_copy(update={"rating": "good"})
+    graded = tied.model_copy(update={"seats": [good]})
+    assert "  Ann: 72 left (finish, good) *winner*" in render_result(graded, Style(False))
     resigned = tied.model_copy(update={"seats": [seat(0, "Ann", "finish", 8), seat(1, "Bob", "resign", 5)]})
     assert not any("ended first" in line for line in render_result(resigned, Style(False)))  # resigning loses
+
+
+def test_the_live_list_counts_one_race_as_one() -> None:
+    racer = p.LiveRacer(seat=0, name="Ann", rating=None, leftover=70, moves=3, finished=False)
+    race = p.LiveRace(
+        match="34679ACD", variant="classic", time_limit_s=600, rated=False, started_at=0, ends_at=600_000,
+        racers=[racer, racer.model_copy(update={"seat": 1, "name": "Bob"})],
+    )  # fmt: skip
+    one = format_live(p.Live(order="newest", races=[race], total=1), "http://h:1")
+    assert one.splitlines()[0] == "1 race being played (newest first):"
+    two = format_live(p.Live(order="newest", races=[race, race], total=2), "http://h:1")
+    assert two.splitlines()[0] == "2 races being played (newest first):"
