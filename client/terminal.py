@@ -427,7 +427,7 @@ class Terminal:
         if isinstance(msg, p.Error) and not self.screen.match:
             return  # a refused create, join or watch: the caller reports it, once
         self.screen.update(msg)
-        if isinstance(msg, p.Seated) and msg.type == "paired":  # paired again, after a no-show
+        if isinstance(msg, p.Seated) and msg.type == "paired":  # a quick race (or another, after a no-show)
             self._asking_task(self.client.ready())
         self.take_boards()
         if isinstance(msg, p.Start):
@@ -732,7 +732,11 @@ async def _seat(
 
 
 async def _race_anyone(term: Terminal, variant: p.VariantName, clock: p.QuickClock) -> None:
-    """Wait in the quick-race queue, then get ready at once: the player asked to race now."""
+    """Wait in the quick-race queue; the pairing's ``paired`` readies the seat (``Terminal.on_event``).
+
+    Only there: a second ``ready`` from here could reach the server once the countdown began, and
+    be refused with ``wrong_phase`` on the player's screen.
+    """
 
     def queued(msg: p.Queued) -> None:
         term.screen.update(msg)
@@ -740,7 +744,6 @@ async def _race_anyone(term: Terminal, variant: p.VariantName, clock: p.QuickClo
 
     seated = await term.client.race_anyone(variant=variant, time_limit_s=clock, queued=queued)
     term.screen.update(seated)
-    await term.client.ready()
     term.screen.note = f"match {seated.match}: a rated quick race; you are ready"
 
 

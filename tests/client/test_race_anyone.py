@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import io
 
+import pytest
+
 from client import connect
 from client.__main__ import main
-from client.api import ClientError
+from client.api import Client, ClientError
 from client.terminal import run_terminal
 from server import protocol as p
 from tests.client.netkit import lines_from, wait_until
@@ -60,7 +62,17 @@ async def test_a_second_connection_of_the_player_takes_the_place(url: str) -> No
         await second.close()
 
 
-async def test_the_terminal_races_anyone_and_gets_ready_by_itself(url: str) -> None:
+async def test_the_terminal_races_anyone_and_gets_ready_by_itself(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readies: list[Client] = []  # who sent ``ready``: once is enough, and a second one may come too late
+    send_ready = Client.ready
+
+    async def counted_ready(self: Client) -> None:
+        readies.append(self)
+        await send_ready(self)
+
+    monkeypatch.setattr(Client, "ready", counted_ready)
     out, typed = io.StringIO(), asyncio.Queue[str]()
     term = asyncio.create_task(
         run_terminal(
@@ -73,6 +85,7 @@ async def test_the_terminal_races_anyone_and_gets_ready_by_itself(url: str) -> N
         await bob.race_anyone()
         await bob.ready()
         await bob.next_event(p.Start)  # the terminal readied without being told
+        assert len([c for c in readies if c is not bob]) == 1  # once: a second went after the countdown began
         await bob.resign()
         typed.put_nowait("resign")
         typed.put_nowait("resign")

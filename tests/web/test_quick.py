@@ -44,7 +44,8 @@ def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
     assert race.locator("i").count() == 0
     expect(race.locator(".racer-rating").first).to_have_text(" (1500)")
     expect(race.locator(".tag.rated")).to_be_visible()
-    expect(race.locator(".racer").filter(has_text="Ada").locator(".sub")).to_have_text("1 move")  # not "1 moves"
+    ada_in_list = race.locator(".racer").filter(has_text="Ada")
+    expect(ada_in_list.locator(".sub")).to_have_text("1 move")  # not "1 moves"
     shot(carl, "live")
 
     finish(ada)
