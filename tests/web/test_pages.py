@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from server.engine import Game, Move
 from server.http import CSP
+from server.protocol import MAX_DEAL
 
 from .helpers import BOARD, moves, play_any_move, start_practice, wait_moves
 
@@ -149,6 +150,19 @@ def test_server_errors_read_as_sentences(server_url: str, pages: Any) -> None:
     assert page.evaluate("localStorage.getItem('grip:player')") != "nobody-here"
     # Chromium logs the replay endpoint's 404 itself; that one is expected here.
     pages.errors[:] = [e for e in pages.errors if not ("/r/ACDEFGHJ" in e and "404" in e)]
+
+
+def test_a_deal_number_past_the_largest_is_stopped_by_the_form(server_url: str, pages: Any) -> None:
+    """The field says what is wrong, rather than the server's refusal read as "please reload"."""
+    page = pages.new()
+    for path, field, submit in (("", "#race-deal", "#create"), ("practice", "#deal", "#start-practice")):
+        page.goto(f"{server_url}{path}")
+        page.fill(field, str(MAX_DEAL + 1))
+        page.click(submit)
+        assert page.eval_on_selector(field, "e => e.validity.rangeOverflow")
+        expect(page).to_have_url(f"{server_url}{path}")  # nothing sent: no race, and no error shown
+        page.fill(field, str(MAX_DEAL))
+        assert page.eval_on_selector(field, "e => e.validity.valid")
 
 
 def test_an_identity_the_server_lost_is_replaced_under_its_name_and_the_player_told(

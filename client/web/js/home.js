@@ -72,6 +72,9 @@ function onCreated(navigate, buttonId, extra = () => ({})) {
   };
 }
 
+/** The largest deal number a `create` takes (MAX_DEAL in server/protocol.py): the form says so, not the server. */
+const MAX_DEAL = "1000000000000";
+
 export function homeScreen({ app, net, navigate, toast }) {
   const draw = () => {
     const timeSel = el(
@@ -80,7 +83,7 @@ export function homeScreen({ app, net, navigate, toast }) {
       ...TIME_LIMITS.map((s) => el("option", { value: String(s), i18n: "minutes", args: { n: s / 60 } })),
     );
     timeSel.value = "600";
-    const deal = el("input", { id: "race-deal", type: "number", min: "0", inputmode: "numeric" });
+    const deal = el("input", { id: "race-deal", type: "number", min: "0", max: MAX_DEAL, inputmode: "numeric" });
     const rated = el("input", { id: "rated", type: "checkbox" });
     const hidden = el("input", { id: "private", type: "checkbox" });
     const opponent = el(
@@ -254,6 +257,7 @@ export function practiceScreen({ app, net, navigate }) {
       id: "deal",
       type: "number",
       min: "0",
+      max: MAX_DEAL,
       inputmode: "numeric",
       value: String(Math.floor(Math.random() * 1_000_000)),
     });
