@@ -55,6 +55,8 @@ def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
         expect(changes).to_have_count(2)
         expect(changes.first).to_contain_text("1500 →")
     shot(ada, "result-rated")
+    # the table's column is the game's grade (brilliant, excellent, good), beside the ratings' change
+    expect(ada.locator(".result-table thead th")).to_contain_text(["Player", "Score", "Grade"])
     expect(race).to_have_count(0)  # decided: off the list
 
     ada.click("#nav-stats")

@@ -100,7 +100,7 @@ export function resultPanel(result, { mySeat = null, onRematch = null, rematchAs
       el(
         "tr",
         {},
-        ...["player", "score", "rating", "on_grid_short", "time", "reason"].map((k) => el("th", { scope: "col", i18n: k })),
+        ...["player", "score", "grade", "on_grid_short", "time", "reason"].map((k) => el("th", { scope: "col", i18n: k })),
       ),
     ),
     el(

@@ -110,6 +110,7 @@ export default {
     player: "Spieler",
     score: "Punkte",
     rating: "Wertung",
+    grade: "Prädikat",
     time: "Zeit",
     reason: "Ende durch",
     seed: "Mischung (Seed)",

@@ -110,6 +110,7 @@ export default {
     player: "Player",
     score: "Score",
     rating: "Rating",
+    grade: "Grade",
     time: "Time",
     reason: "Ended by",
     seed: "Deal seed",

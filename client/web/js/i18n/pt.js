@@ -110,6 +110,7 @@ export default {
     player: "Jogador",
     score: "Pontu\u00adação",
     rating: "Classificação",
+    grade: "Avaliação",
     time: "Tempo",
     reason: "Terminou por",
     seed: "Semente do jogo",
