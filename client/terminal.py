@@ -776,10 +776,11 @@ def format_stats(stats: p.Stats, history: p.History, site: str) -> str:
     lines = [f"{stats.name}  (player {stats.player})"]
     lines.append(f"daily streak: {stats.daily_streak} (best {stats.best_daily_streak})")
     for v in stats.variants:
-        rated = ", ".join(f"{n} {name}" for name, n in v.ratings.items() if n) or "none rated"
+        # the games' grades (RULES.md: brilliant, excellent, good), not ratings: those are per player
+        grades = ", ".join(f"{n} {name}" for name, n in v.ratings.items() if n) or "no game graded"
         lines.append(
             f"{v.variant}: {v.played} played, {v.wins} cleared (0 left), mean {v.mean_score:.1f} left, best {v.best_score}; "
-            f"{rated}; on the grid {v.mean_on_grid:.1f}, complete piles {v.mean_complete:.1f}"
+            f"{grades}; on the grid {v.mean_on_grid:.1f}, complete piles {v.mean_complete:.1f}"
         )
         lines.append("  last scores: " + " ".join(str(s) for s in v.recent))
     for v in stats.practice:
