@@ -904,7 +904,7 @@ def parse_client(frame: str | bytes) -> ClientMessage:
     if not isinstance(data, dict):
         raise Refused(ErrorCode.BAD_MESSAGE, "a message is a JSON object with a 'type'")
     kind = data.get("type")
-    if kind not in CLIENT_TYPES:
+    if not isinstance(kind, str) or kind not in CLIENT_TYPES:  # a list or an object is no type (nor hashable)
         raise Refused(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
     try:
         return _client.validate_python(data)

@@ -117,6 +117,16 @@ async def test_unknown_type(app: App, race: Race) -> None:
     await still_serving(app, race)
 
 
+@pytest.mark.parametrize("kind", [["move"], {"move": 1}, 7, True])
+async def test_a_type_that_is_not_text_is_unknown_and_the_seat_stays(
+    app: App, race: Race, kind: object
+) -> None:
+    """A list or an object as ``type`` (unhashable) once closed the connection with 1011, seat and all."""
+    a = race.players[0]
+    assert (await error_for(a, {"type": kind, "seq": race.seqs[0], "move": "T"}))["code"] == "unknown_type"
+    await still_serving(app, race)
+
+
 async def test_move_before_the_start(app: App, race: Race) -> None:
     c = await client(app)
     created = await c.request({"type": "create"}, "created")
