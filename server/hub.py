@@ -104,6 +104,15 @@ class Hub:
         return lm
 
     async def _load(self, match_id: str) -> LiveMatch:
+        """The match folded from its log, unless its result says it has expired.
+
+        Its result is read first: a match decided long ago keeps its log in the
+        store, and folding a 2,000-play race through the engine (60 ms) only to
+        drop it as expired made every ``watch`` of an old code that dear.
+        """
+        result = await self.store.result(match_id)
+        if result is not None and self._past_ttl(result.decided_at):
+            raise Refused(ErrorCode.NOT_FOUND, f"match {match_id} has expired")
         await self.bus.subscribe(channel(match_id), lambda data: self._on_bus(match_id, data))
         try:
             events = await self.store.events(match_id)
@@ -131,8 +140,12 @@ class Hub:
         if m.status == "lobby":
             return now > m.created_at + LOBBY_TTL_MS
         if m.status == "finished":
-            return now > m.decided_at + FINISHED_TTL_MS
+            return self._past_ttl(m.decided_at)
         return False
+
+    def _past_ttl(self, decided_at: int) -> bool:
+        """Whether a match decided at ``decided_at`` has been dropped by now (``FINISHED_TTL_MS``)."""
+        return self.clock() > decided_at + FINISHED_TTL_MS
 
     # ------------------------------------------------------------ commands
 
