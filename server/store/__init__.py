@@ -135,6 +135,9 @@ class Store(Protocol):
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]: ...
 
+    async def has_log(self, match_id: str) -> bool:
+        """Whether the match has a log (it was opened, and its log is still kept), without reading it."""
+
     async def result(self, match_id: str) -> Result | None: ...
 
     async def save_replay(self, match_id: str, day: str | None, body: bytes) -> None:

@@ -484,6 +484,9 @@ class RedisStore:
         entries = await self.call(self._redis.xrange(match_keys(match_id)[0], f"0-{after + 1}", "+"))
         return decode_events(b"[" + b",".join(fields[b"e"] for _, fields in entries) + b"]")
 
+    async def has_log(self, match_id: str) -> bool:
+        return bool(await self.call(self._redis.exists(match_keys(match_id)[0])))
+
     async def result(self, match_id: str) -> Result | None:
         raw = await self.call(self._redis.get(match_keys(match_id)[2]))
         return None if raw is None else Result.model_validate_json(raw)

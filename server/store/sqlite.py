@@ -451,6 +451,12 @@ class SqliteStore:
         ).fetchall()
         return decode_events("[" + ",".join(r[0] for r in rows) + "]")
 
+    async def has_log(self, match_id: str) -> bool:
+        return (
+            self._db.execute("SELECT 1 FROM events WHERE match = ? LIMIT 1", (match_id,)).fetchone()
+            is not None
+        )
+
     async def result(self, match_id: str) -> Result | None:
         row = self._db.execute("SELECT body FROM results WHERE match = ?", (match_id,)).fetchone()
         return None if row is None else Result.model_validate_json(row[0])

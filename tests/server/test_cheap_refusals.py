@@ -36,3 +36,18 @@ async def test_an_expired_match_is_refused_without_reading_its_log(
     ):
         assert (await c.request(frame, "error"))["code"] == "not_found"
     assert reads[0] == 0 and race.code not in app.hub.live
+
+
+async def test_the_replay_of_a_race_still_played_is_refused_without_reading_its_log(
+    make_app: MakeAppT, backend: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = await make_app(**backend)
+    race = await start_race(app)
+    await race.move(0)
+    reads = count_calls(monkeypatch, app.store, "events")
+    c = await client(app)
+    refused = await c.request({"type": "replay", "match": race.code}, "error")
+    assert refused["code"] == "wrong_phase" and reads[0] == 0
+    assert (await c.request({"type": "replay", "match": "ACDEFGHJ"}, "error"))["code"] == "not_found"
+    await race.finish_both()
+    assert (await c.request({"type": "replay", "match": race.code}, "replay"))["match"] == race.code
