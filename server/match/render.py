@@ -327,16 +327,23 @@ def _shown_plays(
 
 
 def _shown_board(m: Match, n: int) -> tuple[p.View | None, list[str]]:
-    """Seat ``n``'s board and moves as spectators have been shown them (``Match.release_held``)."""
+    """Seat ``n``'s board and moves as spectators have been shown them (``Match.release_held``).
+
+    With plays held, the game steps back over them and plays them again: up to
+    2,000 plays each way, 10 ms, so the board is kept until a play is shown
+    (``SeatState.shown_board``), not rebuilt for each ``watch`` of the race.
+    """
     s = m.seat(n)
     if not s.held:
         return m.view(n), m.moves(n)
-    game = m.game(n)
-    held = _take_back(game, len(s.held))
-    shown = p.View.model_validate(game.player_view()), [move.text for move in game.moves]
-    for play in held:
-        game.play(play[0])
-    return shown
+    shown = s.last_seq - len(s.held)
+    if s.shown_board is None or s.shown_board[0] != shown:
+        game = m.game(n)
+        held = _take_back(game, len(s.held))
+        s.shown_board = shown, p.View.model_validate(game.player_view()), [move.text for move in game.moves]
+        for play in held:
+            game.play(play[0])
+    return s.shown_board[1], s.shown_board[2]
 
 
 def _take_back(game: Game, plays: int) -> list[list[Move]]:

@@ -120,6 +120,9 @@ class SeatState:
     # spectators, oldest first. Only the count: a v1 board is rebuilt when it is shown (v2's are
     # the kept ``plays``).
     held: list[int] = field(default_factory=list)
+    # The board spectators were shown while plays are held, as ``render.watching`` rebuilt it: the
+    # plays it shows (``last_seq - len(held)``), its view and moves. Rebuilt only when that changes.
+    shown_board: tuple[int, p.View, list[str]] | None = field(default=None, repr=False)
     ended: Ended | None = None
     rematch: bool = False
     # A move decided and left on ``_game`` until its event is applied (``Match.decide_move``):

@@ -109,7 +109,9 @@ def snapshot(m: Match) -> dict[str, Any]:
         if s is None:
             seats.append(None)
             continue
-        d = {k: v for k, v in vars(s).items() if k not in ("_game", "_decided", "ended")}
+        # The game and its end as below; shown_board is no state, only a snapshot's board kept.
+        skip = ("_game", "_decided", "ended", "shown_board")
+        d = {k: v for k, v in vars(s).items() if k not in skip}
         d["ended"] = None if s.ended is None else s.ended.model_dump()
         if s.game is not None:
             d["game"] = {

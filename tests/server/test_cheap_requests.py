@@ -1,10 +1,9 @@
-"""A request the server refuses costs it little, however long the match it names (adversarial audit).
+"""A cheap request costs the server little, however long the match it names (adversarial audit).
 
-A match's log is kept after it is dropped from memory, and a long race's
-(2,000 plays a seat) takes tens of milliseconds to read and fold: a frame
-that names such a match must not make the server read it only to refuse it,
-or one connection's 30 frames a second keep a core busy. These tests count
-the store's log reads instead of timing them.
+A long race (2,000 plays a seat) takes tens of milliseconds to read and fold
+from its log, or to step back through: a frame that names such a match must
+not make the server do that for each one, or one connection's 30 frames a
+second keep a core busy. These tests count the work instead of timing it.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import pytest
 from counting import count_calls
 from race import MakeAppT, client, start_race
 
+from server.engine.game import BaseGame
 from server.hub import FINISHED_TTL_MS
 
 
@@ -51,3 +51,26 @@ async def test_the_replay_of_a_race_still_played_is_refused_without_reading_its_
     assert (await c.request({"type": "replay", "match": "ACDEFGHJ"}, "error"))["code"] == "not_found"
     await race.finish_both()
     assert (await c.request({"type": "replay", "match": race.code}, "replay"))["match"] == race.code
+
+
+async def test_a_board_held_from_spectators_is_not_rebuilt_for_each_watch(
+    make_app: MakeAppT, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ann drew ahead and swapped on: each watch stepped her game back over every held play and on again."""
+    app = await make_app()
+    race = await start_race(app, variant="free-swap")
+    await race.move(0, "T")  # drawn ahead of Bob: held from spectators, and so is every play after it
+    for _ in range(30):
+        await race.move(0, next(m for m in race.views[0]["legal"] if "~" in m))
+    undos = count_calls(monkeypatch, BaseGame, "undo")
+    c = await client(app)
+    first = await c.request({"type": "watch", "match": race.code}, "watching")
+    assert first["boards"][0]["moves"] == []  # as shown: before her turn
+    rebuilt = undos[0]
+    for _ in range(5):
+        again = await c.request({"type": "watch", "match": race.code}, "watching")
+        assert again["boards"] == first["boards"]
+    assert undos[0] == rebuilt  # the held board, built once
+    await race.move(1, "T")  # Bob draws as far: her plays are shown, and the board spectators see moves on
+    later = await c.request({"type": "watch", "match": race.code}, "watching")
+    assert later["boards"][0]["view"] == race.views[0] and len(later["boards"][0]["moves"]) == 31
