@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal, get_args
 import orjson
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -70,6 +71,18 @@ class Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _json_integer(value: Any) -> Any:
+    """A JSON integer as sent: a ``Literal`` of integers would take ``true`` as 1 and ``2.0`` as 2
+    (Python's equality), strict or not (``parse_client``)."""
+    if type(value) is not int:
+        raise ValueError("Input should be a JSON integer")
+    return value
+
+
+#: On a ``Literal`` of integers: only a JSON integer is one of them.
+JSON_INTEGER = BeforeValidator(_json_integer)
+
+
 # ----------------------------------------------------------------- client -> server
 
 
@@ -77,7 +90,7 @@ class Hello(Message):
     """First message of a connection: who is playing (persistent identity)."""
 
     type: Literal["hello"] = "hello"
-    v: Version = 1  # the protocol version this connection speaks from now on
+    v: Annotated[Version, JSON_INTEGER] = 1  # the protocol version this connection speaks from now on
     name: Name | None = None
     player: PlayerId | None = None
     key: str | None = Field(default=None, max_length=128)
@@ -99,7 +112,7 @@ class Create(Message):
 
     type: Literal["create"] = "create"
     variant: VariantName = "classic"
-    seats: Literal[1, 2] = 2
+    seats: Annotated[Literal[1, 2], JSON_INTEGER] = 2
     seed: str | None = Field(default=None, min_length=1, max_length=64)
     deal: int | None = Field(default=None, ge=0, le=MAX_DEAL)
     time_limit_s: int = Field(default=600, ge=30, le=MAX_TIME_LIMIT_S)
@@ -225,7 +238,7 @@ class QuickRace(Message):
 
     type: Literal["quick"] = "quick"
     variant: VariantName = "classic"
-    time_limit_s: QuickClock = 300
+    time_limit_s: Annotated[QuickClock, JSON_INTEGER] = 300
     name: Name | None = None  # as in ``create``: the name shown to the opponent (else the hello's)
 
 
@@ -893,8 +906,8 @@ def parse_client(frame: str | bytes) -> ClientMessage:
     """
     if isinstance(frame, bytes):
         raise Refused(ErrorCode.BAD_MESSAGE, "send JSON text frames, not binary")
-    try:
-        return _client.validate_json(frame)
+    try:  # strict: a field's value is of its JSON type ("600", 600.0 and true are no integer)
+        return _client.validate_json(frame, strict=True)
     except ValidationError:
         pass
     try:
@@ -907,7 +920,7 @@ def parse_client(frame: str | bytes) -> ClientMessage:
     if not isinstance(kind, str) or kind not in CLIENT_TYPES:  # a list or an object is no type (nor hashable)
         raise Refused(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
     try:
-        return _client.validate_python(data)
+        return _client.validate_python(data, strict=True)
     except ValidationError as exc:
         raise Refused(ErrorCode.BAD_MESSAGE, f"{kind}: {explain(exc, skip=1)}") from None
 

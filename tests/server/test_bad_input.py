@@ -79,6 +79,14 @@ async def test_frame_over_4_kib_closes_with_1009(app: App, race: Race) -> None:
         {"type": "move", "seq": 0, "move": "T"},
         {"type": "move", "seq": 1, "move": 7},
         {"type": "move", "seq": "1", "move": "T"},  # a seq is a JSON integer
+        # Every field is of its JSON type: these were taken as 1 seat, True, 600, deal 1 and v1.
+        {"type": "create", "seats": True},
+        {"type": "create", "private": "yes"},
+        {"type": "create", "time_limit_s": "600"},
+        {"type": "create", "deal": True},
+        {"type": "hello", "v": True},
+        {"type": "quick", "time_limit_s": 300.0},
+        {"type": "live", "limit": 5.0},
         {"type": "join", "match": "not a code"},
         {"type": "create", "seats": 3},
         {"type": "ready", "extra": True},
