@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import ServerConnection
-from websockets.datastructures import Headers
+from websockets.datastructures import Headers, MultipleValuesError
 from websockets.http11 import Request, Response
 
 from . import protocol as p
@@ -75,7 +75,18 @@ class Http:
         self._api = Buckets(settings.api_rate_per_s, settings.api_burst)  # per client address
 
     async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        """The answer to a plain HTTP request; None lets a WebSocket upgrade through."""
+        """The answer to a plain HTTP request; None lets a WebSocket upgrade through.
+
+        A header read here (Host, Origin, Upgrade, X-Real-IP, Accept-Encoding)
+        given twice is a 400: websockets' ``headers.get`` raises on it, which
+        was a 500 and a traceback in the log for each such request.
+        """
+        try:
+            return await self._answer(connection, request)
+        except MultipleValuesError as exc:
+            return _response(400, f"the header {exc} was given more than once\n".encode(), "text/plain")
+
+    async def _answer(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             if not self.pages.allows(request.headers.get("Origin"), request.headers.get("Host")):
                 return connection.respond(403, "origin not allowed\n")

@@ -43,6 +43,13 @@ async def handshake(port: int, origin: str, host: str, address: str = "127.0.0.1
     return (await raw_get(port, b"/", upgrade, address))[0]
 
 
+#: The rest of a WebSocket handshake's headers, to follow a Host (and whatever else a test sends).
+UPGRADE = (
+    b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+)
+
+
 def lan() -> str:
     address = lan_address()
     if address is None:
@@ -117,3 +124,27 @@ async def test_a_page_opened_at_the_lan_address_still_plays(make_app: MakeAppT) 
     address = lan()
     host = f"{address}:{app.port}"
     assert await handshake(app.port, f"http://{host}", host, address=address) == 101
+
+
+@pytest.mark.parametrize(
+    "twice",
+    [
+        b"Host: 127.0.0.1\r\nHost: evil.example\r\n" + UPGRADE,
+        b"Host: 127.0.0.1\r\nOrigin: http://a\r\nOrigin: http://b\r\n" + UPGRADE,
+        b"Host: 127.0.0.1\r\nUpgrade: websocket\r\n" + UPGRADE,
+        b"Host: 127.0.0.1\r\nAccept-Encoding: gzip\r\nAccept-Encoding: br\r\n",
+    ],
+    ids=["Host", "Origin", "Upgrade", "Accept-Encoding"],
+)
+async def test_a_header_given_twice_is_a_bad_request_without_a_traceback(
+    make_app: MakeAppT, twice: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    """websockets' ``headers.get`` raises on a header given twice: that was a 500 and a traceback a request."""
+    app = await make_app()
+    reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+    with caplog.at_level(logging.ERROR):
+        writer.write(b"GET /api/replay/ACDEFGHJ HTTP/1.1\r\n" + twice + b"\r\n")
+        status = int((await asyncio.wait_for(reader.readline(), 5)).split()[1])
+        writer.close()
+    assert status == 400
+    assert not caplog.records
