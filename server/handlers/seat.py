@@ -138,20 +138,31 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     if msg.last_ev < lm.match.ev:  # it replays the log: a seat resuming again and again waits its turn
         while wait := ctx.resumes.take(f"{msg.match}:{seat}"):
             await asyncio.sleep(wait)
-    await unbind(ctx, client)
+    # A connection resuming the seat it holds (a client resyncing) is sent the snapshot, and nothing
+    # is recorded: a drop and a connect each time grew the log without end and told everyone twice.
+    holds = _holds(client, lm, seat)
+    if not holds:
+        await unbind(ctx, client)
     m = lm.match
     missed: list[p.Message] = []
     if msg.last_ev < m.ev:  # else nothing was missed: the log is not even read
         m, log_events = await _log_as_held(ctx, lm)
         missed = missed_events(log_events, seat, msg.last_ev, ctx.settings.grace_ms)
+    holds = holds and _holds(client, lm, seat)  # not taken over meanwhile
     client.live, client.seat = lm, seat
     ctx.hub.attach_seat(lm, seat, client)
     client.send(resumed(m, seat, missed, ctx.clock()))
-    await ctx.hub.execute(lm, lambda m: m.decide_connect(seat, client.id, ctx.clock()))
+    if not holds:
+        await ctx.hub.execute(lm, lambda m: m.decide_connect(seat, client.id, ctx.clock()))
     if m.result is not None and m.rated:  # the result screen shows what the race did to the ratings
         change = await ctx.store.rating_change(m.variant, m.id)
         if change is not None:
             client.send(change)
+
+
+def _holds(client: Client, lm: LiveMatch, seat: int) -> bool:
+    """Whether ``client`` is the connection attached to ``seat`` of ``lm`` here."""
+    return client.live is lm and client.seat == seat and lm.seats.get(seat) is client
 
 
 async def _log_as_held(ctx: Context, lm: LiveMatch) -> tuple[Match, list[Event]]:

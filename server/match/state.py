@@ -50,6 +50,9 @@ DEFAULT_GRACE_MS = 60_000
 #: moved back and forth without end, and some work grows with a game's plays (an old seq's
 #: ack is replayed, a spectator's lagging board is rebuilt): a cycling racer must not stall it.
 MAX_PLAYS = 2000
+#: Seats a match gives in all (its creator's, each join): a lobby is joined a few times, but joining
+#: and leaving again and again grew its log without end, and a resume or a load reads it whole.
+MAX_SEATINGS = 100
 
 
 def hash_token(token: str) -> str:
@@ -205,6 +208,7 @@ class Match:
         self.created_at = opened.at
         self.grace_ms = grace_ms
         self.seats: list[SeatState | None] = [None] * opened.seats
+        self.seatings = 0  # seats taken so far (``MAX_SEATINGS``)
         self.status: Status = "lobby"
         self.starts_at = 0
         self.started_at = 0
@@ -427,6 +431,8 @@ class Match:
             raise Refused(ErrorCode.FULL, "both seats are taken")
         if len(free) == len(self.seats):  # its creator (and anyone since) left: nobody invites now
             raise Refused(ErrorCode.NOT_FOUND, "everyone left this race: it was called off")
+        if self.seatings >= MAX_SEATINGS:
+            raise Refused(ErrorCode.NOT_ALLOWED, "this lobby was joined too many times: create another")
         c = self._next()
         return [
             SeatTaken(
@@ -652,6 +658,7 @@ class Match:
         self.ev = e.ev
         if isinstance(e, SeatTaken):
             self.seats[e.seat] = SeatState(e.name, e.token_hash, e.player, e.rating, e.queued_since)
+            self.seatings += 1
         elif isinstance(e, Left):
             self.seats[e.seat] = None
         elif isinstance(e, Readied):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import pytest
 from counting import count_calls
-from race import MakeAppT, client, start_race
+from race import MakeAppT, client, lobby_pair, start_race
 
 from server.engine.game import BaseGame
 from server.hub import FINISHED_TTL_MS
+from server.match.state import MAX_SEATINGS
 
 
 async def test_an_expired_match_is_refused_without_reading_its_log(
@@ -74,3 +75,39 @@ async def test_a_board_held_from_spectators_is_not_rebuilt_for_each_watch(
     await race.move(1, "T")  # Bob draws as far: her plays are shown, and the board spectators see moves on
     later = await c.request({"type": "watch", "match": race.code}, "watching")
     assert later["boards"][0]["view"] == race.views[0] and len(later["boards"][0]["moves"]) == 31
+
+
+async def test_a_connection_resuming_the_seat_it_holds_records_nothing(make_app: MakeAppT) -> None:
+    """Each such resume recorded a drop and a connect: two events a frame, and two lobbies to everyone."""
+    app = await make_app()
+    race = await start_race(app)
+    await race.move(0)
+    a, b = race.players
+    lm = app.hub.live[race.code]
+    ev = lm.match.ev
+    resume = {"type": "resume", "match": race.code, "token": race.tokens[0], "last_ev": ev}
+    for _ in range(10):
+        resumed = await a.request(resume, "resumed")
+        assert resumed["ev"] == ev and resumed["last_seq"] == 1 and resumed["missed"] == []
+    from_far_back = await a.request({**resume, "last_ev": 0}, "resumed")  # a resync: the snapshot, still
+    assert from_far_back["missed"] and from_far_back["ev"] == ev
+    assert lm.match.ev == ev and lm.seats[0] is not None
+    ack = await race.move(0)  # her seat is still hers, and nothing came between
+    assert ack["ev"] == ev + 1
+    await b.expect("progress", ev=ev + 1)
+    assert [m["type"] for m in b.received[b.cursor - 1 :]] == ["progress"]
+    assert not [m for m in b.received if m["type"] == "lobby" and m["ev"] > ev]
+
+
+async def test_a_lobby_joined_and_left_again_and_again_stops_taking_joins(make_app: MakeAppT) -> None:
+    """Each join and leave was two events more in the lobby's log, without end."""
+    app = await make_app(rate_per_s=10_000.0, burst=10_000)
+    race = await lobby_pair(app)
+    b = race.players[1]
+    for _ in range(MAX_SEATINGS - 2):  # the creator's seat and Bob's first are two
+        await b.request({"type": "leave"}, "lobby")
+        await b.request({"type": "join", "match": race.code}, "joined")
+    await b.request({"type": "leave"}, "lobby")
+    refused = await b.request({"type": "join", "match": race.code}, "error")
+    assert refused["code"] == "not_allowed"
+    assert app.hub.live[race.code].match.ev < 4 * MAX_SEATINGS
