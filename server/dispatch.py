@@ -52,7 +52,7 @@ class Context(Protocol):
     metrics: Metrics
     quick: QuickRaces
     live_races: LiveRaces
-    resumes: Buckets  # a seat's resumes that replay its log
+    resumes: Buckets  # a seat's resumes that replay its log or record a connect
     clock: Callable[[], int]
     instance: str
     daily_secret: str

@@ -43,8 +43,8 @@ class Settings:
     bots_per_connection: int = 2
     bots_per_player: int = 3
     bots_total: int = 32
-    # Resumes of one seat that replay its log (a long game's is a tenth of a second of CPU): past
-    # these, each waits its turn.
+    # Resumes of one seat that replay its log (a long game's is a tenth of a second of CPU) or record
+    # a connect (the log grows): past these, each waits its turn.
     resumes_per_min: float = 12.0
     resume_burst: int = 5
     hints_per_min: float = 20.0  # solver hints a player may ask a minute on average...

@@ -135,12 +135,14 @@ async def on_watch(ctx: Context, client: Client, msg: p.Watch) -> None:
 async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     lm = await ctx.hub.get(msg.match)
     seat = lm.match.seat_of_token(msg.token)
-    if msg.last_ev < lm.match.ev:  # it replays the log: a seat resuming again and again waits its turn
-        while wait := ctx.resumes.take(f"{msg.match}:{seat}"):
-            await asyncio.sleep(wait)
     # A connection resuming the seat it holds (a client resyncing) is sent the snapshot, and nothing
     # is recorded: a drop and a connect each time grew the log without end and told everyone twice.
     holds = _holds(client, lm, seat)
+    # A resume that replays the log, or records a connect (the log grows: it is read whole by every
+    # resume from behind), waits its turn when a seat resumes again and again.
+    if msg.last_ev < lm.match.ev or not holds:
+        while wait := ctx.resumes.take(f"{msg.match}:{seat}"):
+            await asyncio.sleep(wait)
     if not holds:
         await unbind(ctx, client)
     m = lm.match

@@ -111,3 +111,29 @@ async def test_a_lobby_joined_and_left_again_and_again_stops_taking_joins(make_a
     refused = await b.request({"type": "join", "match": race.code}, "error")
     assert refused["code"] == "not_allowed"
     assert app.hub.live[race.code].match.ev < 4 * MAX_SEATINGS
+
+
+async def test_a_seat_let_go_of_and_resumed_again_and_again_waits_its_turn(
+    make_app: MakeAppT, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch lets go of the seat (a drop), a resume takes it back (a connect): two events a frame pair."""
+    app = await make_app(resumes_per_min=300.0, resume_burst=2)  # then one each 0.2 s
+    race = await start_race(app)
+    other = await start_race(app)
+    a = race.players[0]
+    waits: list[float] = []
+    real_take = app.resumes.take
+
+    def take(key: str) -> float:
+        waits.append(real_take(key))
+        return waits[-1]
+
+    monkeypatch.setattr(app.resumes, "take", take)
+    lm = app.hub.live[race.code]
+    for _ in range(3):
+        await a.request({"type": "watch", "match": other.code}, "watching")
+        ev = lm.match.ev
+        resume = {"type": "resume", "match": race.code, "token": race.tokens[0], "last_ev": ev}
+        assert (await a.request(resume, "resumed"))["missed"] == []
+    assert waits[:2] == [0.0, 0.0] and waits[2] > 0 and waits[-1] == 0.0  # the third waited, then went
+    assert lm.seats[0] is not None and lm.match.seat(0).conn is not None
