@@ -18,3 +18,16 @@ def count_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[
 
     monkeypatch.setattr(owner, name, counted)
     return calls
+
+
+def record_waits(monkeypatch: pytest.MonkeyPatch, buckets: Any) -> list[float]:
+    """The answers of ``buckets.take`` (a ``Buckets``) from now on: 0 for a turn taken, else the wait."""
+    waits: list[float] = []
+    real_take = buckets.take
+
+    def take(key: str) -> float:
+        waits.append(real_take(key))
+        return waits[-1]
+
+    monkeypatch.setattr(buckets, "take", take)
+    return waits

@@ -9,7 +9,7 @@ second keep a core busy. These tests count the work instead of timing it.
 from __future__ import annotations
 
 import pytest
-from counting import count_calls
+from counting import count_calls, record_waits
 from race import MakeAppT, client, lobby_pair, start_race
 
 from server.engine.game import BaseGame
@@ -121,14 +121,7 @@ async def test_a_seat_let_go_of_and_resumed_again_and_again_waits_its_turn(
     race = await start_race(app)
     other = await start_race(app)
     a = race.players[0]
-    waits: list[float] = []
-    real_take = app.resumes.take
-
-    def take(key: str) -> float:
-        waits.append(real_take(key))
-        return waits[-1]
-
-    monkeypatch.setattr(app.resumes, "take", take)
+    waits = record_waits(monkeypatch, app.resumes)
     lm = app.hub.live[race.code]
     for _ in range(3):
         await a.request({"type": "watch", "match": other.code}, "watching")

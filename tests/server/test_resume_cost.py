@@ -8,7 +8,7 @@ work instead of timing it.
 from __future__ import annotations
 
 import pytest
-from counting import count_calls
+from counting import count_calls, record_waits
 from matchsim import Sim
 from race import MakeAppT, client, start_race
 
@@ -78,14 +78,7 @@ async def test_a_seat_resuming_from_far_back_again_and_again_waits_its_turn(
     app = await make_app(resumes_per_min=300.0, resume_burst=2)  # then one each 0.2 s
     race = await start_race(app)
     await race.move(0)
-    waits: list[float] = []
-    real_take = app.resumes.take
-
-    def take(key: str) -> float:
-        waits.append(real_take(key))
-        return waits[-1]
-
-    monkeypatch.setattr(app.resumes, "take", take)
+    waits = record_waits(monkeypatch, app.resumes)
     again = await client(app)
     for _ in range(3):
         resumed = await again.request(
