@@ -490,6 +490,11 @@ class Match:
     def decide_move(self, seat: int, seq: int, text: str, now: int) -> list[Event] | Duplicate:
         s = self.seat(seat)
         if 1 <= seq <= s.last_seq:
+            if not _same_move(text, s.seq_moves[seq - 1]):  # not a resend: the client lost count
+                raise Refused(
+                    ErrorCode.OUT_OF_ORDER,
+                    f"seq {seq} was {s.seq_moves[seq - 1]}, not {text}: the next is {s.last_seq + 1}",
+                )
             return Duplicate(seat, seq)
         s = self._playing_seat(seat, now)
         if seq != s.last_seq + 1:
@@ -764,6 +769,14 @@ class Match:
                 if limit is None or drawn < limit:
                     limit = drawn
         return limit
+
+
+def _same_move(text: str, played: str) -> bool:
+    """Whether ``text`` writes the move ``played`` (its canonical text) was: a resend, not another move."""
+    try:
+        return text == played or Move.parse(text).text == played
+    except InvalidMove:
+        return False
 
 
 def race_winner(ended: list[Ended]) -> tuple[int | None, bool]:

@@ -151,14 +151,14 @@ async def test_move_before_the_start(app: App, race: Race) -> None:
 async def test_move_after_the_end(app: App, race: Race) -> None:
     other = await start_race(app)
     a, b = other.players
-    await other.move(0)
+    first = await other.move(0)
     await a.send({"type": "finish"})
     await b.send({"type": "finish"})
     await a.expect("result")
     rejected = await a.request({"type": "move", "seq": 2, "move": "T"}, "rejected")
     assert rejected["code"] == "wrong_phase"
-    again = await a.request({"type": "move", "seq": 1, "move": "T"}, "ack")  # a resend still acks
-    assert again["seq"] == 1
+    again = await a.request({"type": "move", "seq": 1, "move": first["move"]}, "ack")  # a resend still acks
+    assert again == first
     await still_serving(app, race)
 
 
@@ -191,6 +191,19 @@ async def test_out_of_order_seq(app: App, race: Race) -> None:
     rejected = await a.request({"type": "move", "seq": race.seqs[0] + 1, "move": "T"}, "rejected")
     assert rejected["code"] == "out_of_order"
     assert rejected["view"] == race.views[0]  # the current view, to resync
+    await still_serving(app, race)
+
+
+async def test_an_applied_seq_sent_again_with_another_move_is_refused(app: App, race: Race) -> None:
+    """It was answered with the first move's ack, as if the other had been played."""
+    a = race.players[0]
+    first = a.received[[m["type"] for m in a.received].index("ack")]  # seq 1's
+    other = next(m for m in first["view"]["legal"] if m != first["move"])
+    rejected = await a.request({"type": "move", "seq": 1, "move": other}, "rejected")
+    assert rejected["code"] == "out_of_order" and first["move"] in rejected["message"]
+    assert rejected["view"] == race.views[0]  # nothing changed: the current view, to resync from
+    again = await a.request({"type": "move", "seq": 1, "move": first["move"].lower()}, "ack")  # its resend
+    assert again == first
     await still_serving(app, race)
 
 

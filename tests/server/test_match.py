@@ -143,7 +143,7 @@ def test_duplicate_seq_gets_the_same_ack(version: p.Version) -> None:
         acks[seq] = sim.to(0)[-1]
     before = snapshot(sim.match)
     for seq in acks:
-        again = sim.match.decide_move(0, seq, "T", sim.now)
+        again = sim.match.decide_move(0, seq, sim.match.seat(0).seq_moves[seq - 1], sim.now)
         assert again == Duplicate(0, seq)
         assert p.as_message(ack_again(sim.match, 0, seq, version), version) == acks[seq], f"seq {seq}"
     assert snapshot(sim.match) == before

@@ -31,7 +31,7 @@ async def test_hint_is_a_legal_move_and_undo_takes_a_play_back(make_app: MakeApp
     await c.request({"type": "undo"}, "undone")
     await c.request({"type": "undo"}, "undone")
     for ack in (again, third):
-        assert await c.request({"type": "move", "seq": ack["seq"], "move": "T"}, "ack") == ack
+        assert await c.request({"type": "move", "seq": ack["seq"], "move": ack["move"]}, "ack") == ack
 
 
 async def test_no_hints_or_undo_in_a_race(make_app: MakeAppT) -> None:
