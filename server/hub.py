@@ -194,6 +194,7 @@ class Hub:
                     decision = [with_ev(e, e.ev + shift) for e in decision]
                     if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
                         await self.recovery.catch_up(lm)
+                await self._open_rematches(lm, decision)
                 self.apply(lm, decision)
                 if self.bus.shared:
                     await self.publish(lm.match.id, decision)
@@ -233,12 +234,13 @@ class Hub:
         if lm.spectators:
             lm.spectators.post(data)
 
-    async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
-        """Follow-ups of a decision: a rematch opens its new match here, once; then the followers'."""
-        if _plays_only(events):
-            return  # nothing follows a play (``Follower.appended``)
-        for follower in self.followers:
-            await follower.appended(lm, events)
+    async def _open_rematches(self, lm: LiveMatch, events: list[Event]) -> None:
+        """A rematch decided: open its new match here, once, before anyone hears of it.
+
+        ``rematched`` sends every racer (here, and over the bus elsewhere) to
+        resume the new code at once: announced before its log was written, a
+        resume on another process found no such match (``not_found``).
+        """
         for e in events:
             if isinstance(e, RematchOpened):
                 seed = secrets.token_hex(8)
@@ -246,6 +248,15 @@ class Hub:
                     await self.open(lm.match.rematch_log(e.match, seed, self.clock()))
                 except Conflict:
                     log.warning("rematch id %s was taken", e.match)
+                except Refused:  # the store did not answer; the decision is durable: it is told all the same
+                    log.warning("rematch %s could not be opened", e.match)
+
+    async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
+        """Follow-ups of a decision: the followers'."""
+        if _plays_only(events):
+            return  # nothing follows a play (``Follower.appended``)
+        for follower in self.followers:
+            await follower.appended(lm, events)
 
     def tick_soon(self, lm: LiveMatch) -> None:
         lm.timer = None  # it has fired

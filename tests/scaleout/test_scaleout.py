@@ -407,3 +407,38 @@ async def test_a_tick_that_raises_keeps_the_timer_going(redis_url: str) -> None:
         await client.aclose()
         await a.expect("start", timeout=10)
         await b.expect("start", timeout=10)
+
+
+async def test_a_rematch_is_announced_only_once_its_match_exists(shared_url: str) -> None:
+    """``rematched`` names a match that exists: a racer on another process resumes it at once.
+
+    The process that decided the rematch sent ``rematched`` (to its racer,
+    and over pub/sub to the other's) before it opened the new match's log,
+    so a racer resuming the new code on hearing of it could be told
+    ``not_found``, and the Python client then waited for good for a seat
+    that never came. The servers here stall before opening a rematch
+    (``tests/slow_rematch_server.py``) so that this order shows every time.
+    """
+    procs = [
+        ServerProcess("--redis", shared_url, module="tests.slow_rematch_server").start() for _ in range(2)
+    ]
+    try:
+        a, b, created, joined = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        for racer in (a, b):
+            await racer.send({"type": "finish"})
+        for racer in (a, b):
+            await racer.expect("result", timeout=15)
+        await a.send({"type": "rematch"})
+        await b.expect("lobby", timeout=15)  # a's wish is known on b's process: b's rematch decides it there
+        await b.send({"type": "rematch"})
+        code = (await a.expect("rematched", timeout=15))["match"]
+        await a.send({"type": "resume", "match": code, "token": created["token"]})
+        answer = await a.recv()
+        while answer["type"] not in ("resumed", "error"):
+            answer = await a.recv()
+        assert answer["type"] == "resumed", answer
+        await b.request({"type": "resume", "match": code, "token": joined["token"]}, "resumed")
+    finally:
+        for proc in procs:
+            proc.kill()
