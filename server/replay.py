@@ -43,7 +43,7 @@ import orjson
 
 from . import daily
 from . import protocol as p
-from .engine import Game, IllegalMove, InvalidMove, Move
+from .engine import Game, IllegalMove, InvalidMove
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .live import LiveMatch
 from .match.events import Decided, Event
@@ -84,17 +84,8 @@ def seat_plays(
 def _replayed(seed: str, variant: str, moves: list[str], score: int) -> list[Play]:
     """The plays of a seat's log, each as the engine makes it; IllegalMove if the log is not sound."""
     game = Game.new(seed, variant)
-    plays: list[Play] = []
-    pending: list[Move] = []
-    for text in moves:
-        move = Move.parse(text)
-        if pending:
-            if move != pending.pop(0):
-                raise IllegalMove(move, "differs from the automatic arrangement")
-            continue
-        recorded = game.play(move)
-        pending = recorded[1:]
-        plays.append(Play.of(game, recorded))
+    # each play taken as it is made (``play_log`` goes on only when asked for the next)
+    plays = [Play.of(game, recorded) for recorded in game.play_log(moves) if recorded]
     if game.leftover != score:
         raise IllegalMove(
             moves[-1] if moves else "T", f"the log ends at {game.leftover}, not the recorded {score}"

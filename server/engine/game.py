@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
-from .cards import BUILD_DELTA, FIRST_VALUE, HIDDEN, card_text, shuffled_deck
+from .cards import BASE_RANKS, BUILD_DELTA, FIRST_VALUE, HIDDEN, card_text, shuffled_deck
 from .moves import InvalidMove, Move, MoveKind
 from .variants import Variant, get_variant
 
@@ -345,7 +345,7 @@ class BaseGame:
             if self._key[target[-1]] != self._need[card]:
                 raise IllegalMove(move, f"{card_text(card)} does not fit on {card_text(target[-1])}")
         elif (card >> 2) - FIRST_VALUE != self._t.row[y]:
-            base = "234"[self._t.row[y]]
+            base = BASE_RANKS[self._t.row[y]]
             raise IllegalMove(
                 move, f"{card_text(card)} does not fit the empty spot {self._t.names[y]}, only a {base}"
             )
@@ -738,8 +738,9 @@ class Game(BaseGame):
             pass
         return game
 
-    def play_log(self, moves: Iterable[Move | str]) -> Iterator[Move]:
-        """Play a recorded log on, yielding each of its moves once taken in.
+    def play_log(self, moves: Iterable[Move | str]) -> Iterator[list[Move]]:
+        """Play a recorded log on, yielding once for each of its moves taken in: what ``play``
+        recorded for it (the move, then any automatic swaps), or nothing for such a swap in the log.
 
         A recorded log holds the automatic arrangement swaps after a win (the
         engine records them as moves); they are accepted, and checked, whether
@@ -752,9 +753,11 @@ class Game(BaseGame):
             if pending:
                 if move != pending.pop(0):
                     raise IllegalMove(move, "differs from the automatic arrangement")
+                yield []
             else:
-                pending = self.play(move)[1:]
-            yield move
+                recorded = self.play(move)
+                pending = recorded[1:]
+                yield recorded
 
 
 __all__ = ["BaseGame", "Game", "IllegalMove", "InvalidMove", "rating", "spot_names", "waste_names"]
