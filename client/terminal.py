@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from server import protocol as p
+from server.engine.cards import BASE_RANKS
 
 from .api import Client, ClientError, ConnectionLost, MoveRejected, connect, match_code
 
@@ -45,7 +46,6 @@ HELP = (
 SCRIPT_WAIT_S = 3600.0
 RED_SUITS = "HD"
 ROWS = "ABC"
-BASE_RANKS = "234"  # of the rows A, B, C
 
 
 class Style:

@@ -23,6 +23,8 @@ FIRST_VALUE = 2
 LAST_VALUE = 13
 STEP = 3  # a pile builds up by three: 2-5-8-J, 3-6-9-Q, 4-7-T-K
 BUILD_DELTA = STEP << 2  # card - BUILD_DELTA is the card it builds on
+#: The base rank of the rows A, B, C: a pile is home on its row when its bottom card is of it.
+BASE_RANKS = RANKS[:STEP]
 
 DEAL_PREFIX = b"devils-grip/v1/"
 
