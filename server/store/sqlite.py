@@ -97,6 +97,10 @@ CREATE TABLE IF NOT EXISTS rating_history (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS replays (match TEXT PRIMARY KEY, daily TEXT, body BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS live_races (match TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS daily_counts (
+    day TEXT NOT NULL, score INTEGER NOT NULL, players INTEGER NOT NULL, PRIMARY KEY (day, score)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS board_sizes (variant TEXT PRIMARY KEY, players INTEGER NOT NULL) WITHOUT ROWID;
 """
 )
 
@@ -207,6 +211,10 @@ INDEXES = {
     "lobbies": "INSERT OR IGNORE INTO lobbies (match, opened_at) SELECT match, json_extract(body, '$.at')"
     " FROM events WHERE json_extract(body, '$.kind') = 'opened' AND match NOT IN"
     " (SELECT match FROM events WHERE json_extract(body, '$.kind') = 'countdown')",
+    "daily_counts": "INSERT INTO daily_counts (day, score, players)"
+    " SELECT day, score, count(*) FROM daily_scores GROUP BY day, score",
+    "board_sizes": "INSERT INTO board_sizes (variant, players)"
+    " SELECT variant, count(*) FROM ratings WHERE on_board = 1 GROUP BY variant",
 }
 
 
@@ -389,12 +397,18 @@ class SqliteStore:
                 for seat in e.result.seats:
                     if seat.player:
                         self._fold_in(seat.player, e.result)
+                rows = [
+                    (e.result.daily, r.player, r.name, r.score, r.time_ms, r.match)
+                    for r in board_rows(e.result)
+                ]
                 db.executemany(
                     "INSERT INTO daily_scores (day, player, name, score, time_ms, match) VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (e.result.daily, r.player, r.name, r.score, r.time_ms, r.match)
-                        for r in board_rows(e.result)
-                    ],
+                    rows,
+                )
+                db.executemany(
+                    "INSERT INTO daily_counts (day, score, players) VALUES (?, ?, 1)"
+                    " ON CONFLICT (day, score) DO UPDATE SET players = players + 1",
+                    [(day, score) for day, _, _, score, _, _ in rows],
                 )
 
     def _fold_in(self, player: str, result: Result) -> None:
@@ -425,6 +439,16 @@ class SqliteStore:
             "INSERT INTO rating_log (variant, seq, match, change) VALUES (?, ?, ?, ?)",
             (variant, seq, result.match, change.model_dump_json()),
         )
+        joined = sum(
+            (not rating.provisional) - (p in before and not before[p].provisional)
+            for p, rating in after.items()
+        )
+        if joined:
+            db.execute(
+                "INSERT INTO board_sizes (variant, players) VALUES (?, ?)"
+                " ON CONFLICT (variant) DO UPDATE SET players = players + excluded.players",
+                (variant, joined),
+            )
         for player, rating in after.items():
             db.execute(
                 "INSERT OR REPLACE INTO ratings (variant, player, body, mu, on_board) VALUES (?, ?, ?, ?, ?)",
@@ -507,6 +531,8 @@ class SqliteStore:
         return None if row is None else str(row[0])
 
     async def leaderboard(self, day: str, player: str | None, limit: int = 100) -> DailyBoard:
+        """The top by the day's index, the counts from ``daily_counts``: no read grows with the day's players
+        but the asker's rank among those of their own score (ahead of them on time)."""
         columns = "player, name, score, time_ms, match"
         top = [
             BoardRow(*row)
@@ -515,27 +541,29 @@ class SqliteStore:
                 (day, limit),
             )
         ]
+        distribution = {
+            int(score): int(n)
+            for score, n in self._db.execute(
+                "SELECT score, players FROM daily_counts WHERE day = ? ORDER BY score", (day,)
+            )
+        }
         you = None
         mine = self._db.execute(
             f"SELECT {columns} FROM daily_scores WHERE day = ? AND player = ?", (day, player)
         ).fetchone()
         if mine is not None:
             row = BoardRow(*mine)
-            (ahead,) = self._db.execute(
-                "SELECT count(*) FROM daily_scores WHERE day = ? AND (score < ? OR (score = ? AND time_ms < ?))",
-                (day, row.score, row.score, row.time_ms),
+            (tied_faster,) = self._db.execute(
+                "SELECT count(*) FROM daily_scores WHERE day = ? AND score = ? AND time_ms < ?",
+                (day, row.score, row.time_ms),
             ).fetchone()
-            you = (ahead + 1, row)
-        distribution = dict(
-            self._db.execute(
-                "SELECT score, count(*) FROM daily_scores WHERE day = ? GROUP BY score ORDER BY score", (day,)
-            ).fetchall()
-        )
+            better = sum(n for score, n in distribution.items() if score < row.score)
+            you = (better + tied_faster + 1, row)
         return DailyBoard(top, you, distribution)
 
     async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
         rows = self._db.execute(
-            "SELECT day, count(*) FROM daily_scores WHERE day < ? GROUP BY day ORDER BY day DESC LIMIT ?",
+            "SELECT day, sum(players) FROM daily_counts WHERE day < ? GROUP BY day ORDER BY day DESC LIMIT ?",
             (before, limit),
         ).fetchall()
         return [(str(d), int(n)) for d, n in rows]
@@ -614,30 +642,35 @@ class SqliteStore:
         return None if row is None else Rated.model_validate_json(row[0])
 
     async def rating_board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
+        """The page walks the board's index (``on_board = 1``, in its order) and reads only its own rows;
+        the size is kept in ``board_sizes``. Asking ``on_board`` as a truth value rather than ``= 1``
+        had SQLite read and sort the variant's every rating for each page."""
         rows = self._db.execute(
-            "SELECT r.player, coalesce(p.name, 'Player'), r.body FROM ratings r"
-            " LEFT JOIN players p ON p.id = r.player WHERE r.variant = ? AND r.on_board"
-            " ORDER BY r.mu DESC, r.player DESC LIMIT ? OFFSET ?",
-            (variant, limit, start),
+            "SELECT r.player, coalesce(p.name, 'Player'), r.body FROM"
+            " (SELECT player, mu FROM ratings WHERE variant = ? AND on_board = 1"
+            "  ORDER BY mu DESC, player DESC LIMIT ? OFFSET ?) AS b"
+            " JOIN ratings r ON r.variant = ? AND r.player = b.player"
+            " LEFT JOIN players p ON p.id = r.player ORDER BY b.mu DESC, b.player DESC",
+            (variant, limit, start, variant),
         ).fetchall()
-        (total,) = self._db.execute(
-            "SELECT count(*) FROM ratings WHERE variant = ? AND on_board", (variant,)
-        ).fetchone()
+        size = self._db.execute("SELECT players FROM board_sizes WHERE variant = ?", (variant,)).fetchone()
         places = [
             BoardPlace(start + i + 1, player, name, PlayerRating.model_validate_json(body))
             for i, (player, name, body) in enumerate(rows)
         ]
-        return places, int(total)
+        return places, 0 if size is None else int(size[0])
 
     async def rating_rank(self, variant: str, player: str) -> int | None:
+        """Counts the index entries ahead of the player's: the players ahead, no others."""
         row = self._db.execute(
-            "SELECT mu FROM ratings WHERE variant = ? AND player = ? AND on_board", (variant, player)
+            "SELECT mu FROM ratings WHERE variant = ? AND player = ? AND on_board = 1", (variant, player)
         ).fetchone()
         if row is None:
             return None
         (ahead,) = self._db.execute(
-            "SELECT count(*) FROM ratings WHERE variant = ? AND on_board AND (mu > ? OR (mu = ? AND player > ?))",
-            (variant, row[0], row[0], player),
+            "SELECT (SELECT count(*) FROM ratings WHERE variant = ?1 AND on_board = 1 AND mu > ?2)"
+            " + (SELECT count(*) FROM ratings WHERE variant = ?1 AND on_board = 1 AND mu = ?2 AND player > ?3)",
+            (variant, row[0], player),
         ).fetchone()
         return int(ahead) + 1
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,3 +34,20 @@ def record_waits(monkeypatch: pytest.MonkeyPatch, buckets: Any) -> list[float]:
 
     monkeypatch.setattr(buckets, "take", take)
     return waits
+
+
+@contextlib.contextmanager
+def sqlite_steps(db: sqlite3.Connection) -> Iterator[list[int]]:
+    """The virtual-machine instructions SQLite runs on ``db`` inside: the work of a query, rows
+    read and sorted, counted instead of timed (a scan grows with the table, an index look-up does not)."""
+    steps = [0]
+
+    def step() -> int:
+        steps[0] += 1
+        return 0
+
+    db.set_progress_handler(step, 1)
+    try:
+        yield steps
+    finally:
+        db.set_progress_handler(None, 1)
