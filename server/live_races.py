@@ -18,9 +18,13 @@ the list, and builds each page (order, length) once for all its followers.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
 
 from . import protocol as p
 from .errors import StoreUnavailable
@@ -75,17 +79,49 @@ def listing(m: Match) -> p.LiveRace:
     )
 
 
-def ordered(races: list[p.LiveRace], order: p.LiveOrder) -> list[p.LiveRace]:
-    """``newest`` started first; ``closest``: the racers nearest each other in cards left, then newest."""
-    newest = sorted(races, key=lambda r: (r.started_at, r.match), reverse=True)
-    if order == "newest":
-        return newest
-    return sorted(newest, key=_spread)
+#: A listed race as the store holds it: ``LiveRace``'s JSON, decoded (no model: see ``pages``).
+Listing = dict[str, Any]
 
 
-def _spread(r: p.LiveRace) -> int:
-    lefts = [racer.leftover for racer in r.racers]
-    return max(lefts) - min(lefts) if lefts else 0
+def top(listings: Sequence[Listing], order: p.LiveOrder, limit: int) -> list[Listing]:
+    """The first ``limit`` listings in ``order``, taken with a heap of ``limit``, not a sort of them all.
+
+    ``newest`` started first; ``closest``: the racers nearest each other in cards left, then newest.
+    """
+    return heapq.nlargest(limit, listings, key=_newest if order == "newest" else _closest)
+
+
+def _newest(r: Listing) -> tuple[int, str]:
+    return r["started_at"], r["match"]
+
+
+def _closest(r: Listing) -> tuple[int, int, str]:
+    lefts = [racer["leftover"] for racer in r["racers"]]
+    return -(max(lefts) - min(lefts) if lefts else 0), r["started_at"], r["match"]
+
+
+def pages(
+    stored: Sequence[bytes], wanted: Iterable[tuple[p.LiveOrder, int]], now: int
+) -> tuple[dict[tuple[p.LiveOrder, int], bytes], list[str]]:
+    """The ``live`` frame of each (order, limit) wanted, from the store's listings; and the stale ones.
+
+    Only a page's races become models: with 5,000 races listed, a model for
+    each listing read was 190-230 ms of the event loop every ``live_every_s``
+    while anyone here followed the list (docs/benchmarks.md, "Loads nobody ran").
+    """
+    races, stale = [], []
+    for raw in stored:
+        race = orjson.loads(raw)
+        if race["ends_at"] + STALE_AFTER_END_MS < now:
+            stale.append(race["match"])  # every process died under it before its decision
+        else:
+            races.append(race)
+    out = {}
+    for order, limit in wanted:
+        if (order, limit) not in out:
+            shown = [p.LiveRace.model_validate(r) for r in top(races, order, limit)]
+            out[order, limit] = p.encode(p.Live(order=order, races=shown, total=len(races)))
+    return out, stale
 
 
 @dataclass
@@ -161,19 +197,12 @@ class LiveRaces:
         followers = [f for conn, f in self.followers.items() if only is None or conn in only]
         if not followers:
             return
-        races = []
-        for race in await self.store.live_races():
-            if race.ends_at + STALE_AFTER_END_MS < self.clock():
-                self._stale.add(race.match)  # every process died under it before its decision
-            else:
-                races.append(race)
-        pages: dict[tuple[p.LiveOrder, int], bytes] = {}
+        built, stale = pages(
+            await self.store.live_races(), [(f.order, f.limit) for f in followers], self.clock()
+        )
+        self._stale.update(stale)
         for f in followers:
-            page = pages.get((f.order, f.limit))
-            if page is None:
-                shown = ordered(races, f.order)
-                message = p.Live(order=f.order, races=shown[: f.limit], total=len(races))
-                page = pages[(f.order, f.limit)] = p.encode(message)
+            page = built[f.order, f.limit]
             if page != f.last:
                 f.last = page
                 f.peer.send(page)

@@ -252,8 +252,8 @@ class Store(Protocol):
         off; these are the races every process died under before their decision.
         """
 
-    async def live_races(self) -> list[LiveRace]:
-        """The listed races."""
+    async def live_races(self) -> list[bytes]:
+        """The listed races, each ``LiveRace``'s JSON as written: a refresh makes models of one page's only."""
 
     async def close(self) -> None: ...
 

@@ -620,7 +620,7 @@ class RedisStore:
     async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str] = ()) -> None:
         await self._shared.list_races(races, stale)
 
-    async def live_races(self) -> list[LiveRace]:
+    async def live_races(self) -> list[bytes]:
         return await self._shared.live_races()
 
     async def close(self) -> None:

@@ -290,7 +290,6 @@ class SharedData:
             await s.call(pipe.execute())
         await s.replicated(live_key("races"))
 
-    async def live_races(self) -> list[LiveRace]:
+    async def live_races(self) -> list[bytes]:
         s = self._store
-        found = await s.call(s.client.hgetall(live_key("races")))
-        return [LiveRace.model_validate_json(raw) for raw in found.values()]
+        return list((await s.call(s.client.hgetall(live_key("races")))).values())

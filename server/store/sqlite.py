@@ -713,10 +713,8 @@ class SqliteStore:
             db.execute("ROLLBACK")
             raise StoreUnavailable(str(exc)) from exc
 
-    async def live_races(self) -> list[LiveRace]:
-        return [
-            LiveRace.model_validate_json(body) for (body,) in self._db.execute("SELECT body FROM live_races")
-        ]
+    async def live_races(self) -> list[bytes]:
+        return [body.encode() for (body,) in self._db.execute("SELECT body FROM live_races")]
 
     async def close(self) -> None:
         self._commit()  # appends still waiting for their turn

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from counting import count_calls
 from matchsim import Sim
 from race import MakeAppT, client
 from ratingkit import player, queue, start_friendly, start_quick
@@ -16,7 +18,7 @@ from server import live_races
 from server.app import App
 from server.engine import Game
 from server.live import LiveMatch
-from server.live_races import WRITE_SLICE, LiveRaces, listed, ordered
+from server.live_races import WRITE_SLICE, Follower, LiveRaces, listed, top
 from server.match import Duplicate, Match
 from server.protocol import CODE_ALPHABET, CODE_LENGTH, LiveRace, LiveRacer, now_ms
 from server.store import open_store
@@ -109,9 +111,14 @@ def test_what_is_listed_and_in_which_order() -> None:
         )
 
     a, b, c = "AAAAAAAA", "CCCCCCCC", "DDDDDDDD"
-    races = [race(a, 1, (10, 50)), race(b, 3, (30, 40)), race(c, 2, (20, 21))]
-    assert [r.match for r in ordered(races, "newest")] == [b, c, a]
-    assert [r.match for r in ordered(races, "closest")] == [c, b, a]
+    races = [
+        race(a, 1, (10, 50)).model_dump(),
+        race(b, 3, (30, 40)).model_dump(),
+        race(c, 2, (20, 21)).model_dump(),
+    ]
+    assert [r["match"] for r in top(races, "newest", 3)] == [b, c, a]
+    assert [r["match"] for r in top(races, "closest", 3)] == [c, b, a]
+    assert [r["match"] for r in top(races, "closest", 2)] == [c, b]
 
     def match(seats: int = 2, **options: Any) -> Match:
         events = Match.open(
@@ -166,7 +173,7 @@ async def test_a_write_of_many_listings_lets_moves_run_between_slices(tmp_path: 
         ticker.cancel()
     assert [n for n, _ in written] == [WRITE_SLICE, WRITE_SLICE]  # the last one was decided meanwhile
     assert written[0][1] < written[1][1]  # other tasks ran in between
-    listed_now = await store.live_races()
+    listed_now = [LiveRace.model_validate_json(raw) for raw in await store.live_races()]
     assert len(listed_now) == 2 * WRITE_SLICE and all(r.racers[0].moves == 1 for r in listed_now)
     await store.close()
 
@@ -191,3 +198,44 @@ def test_a_listing_shows_applied_moves_and_leaves_a_decided_one_alone(
     sim.apply(decision)
     assert plays[0] == 1  # the listing did not take the decided move back to play it again
     assert [r.moves for r in live_races.listing(sim.match).racers] == [2, 0]
+
+
+class Listener:
+    """A connection following the list, as far as the list asks: an id, and what it is sent."""
+
+    def __init__(self, id: str, sent: list[bytes]) -> None:
+        self.id, self.send = id, sent.append
+
+
+async def test_a_refresh_makes_models_of_the_pages_races_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With thousands listed, a model for each listing read held the event loop for a fifth of a second
+    every ``live_every_s`` while anyone followed the list (docs/benchmarks.md, "Loads nobody ran")."""
+    store = await open_store(f"sqlite:///{tmp_path / 'grip.db'}")
+    now = now_ms()
+    listed = 2_000
+    await store.list_races(
+        [
+            LiveRace(
+                match="".join(CODE_ALPHABET[(n >> (3 * i)) % len(CODE_ALPHABET)] for i in range(CODE_LENGTH)),
+                variant="classic", time_limit_s=300, rated=False, started_at=now - n, ends_at=now + 300_000,
+                racers=[LiveRacer(seat=s, name="x", rating=None, leftover=40 + s * (n % 7), moves=n, finished=False)
+                        for s in (0, 1)],
+            )
+            for n in range(listed)
+        ]
+    )  # fmt: skip
+    built = count_calls(monkeypatch, LiveRace, "model_validate")
+    built_json = count_calls(monkeypatch, LiveRace, "model_validate_json")
+    live = LiveRaces(store, now_ms, 2.0)
+    pages: dict[str, list[bytes]] = {"newest": [], "closest": []}
+    for order, sent in pages.items():
+        live.followers[order] = Follower(Listener(order, sent), order, 20)  # type: ignore[arg-type]
+    await live.refresh()
+    newest, closest = (json.loads(sent[0]) for sent in pages.values())
+    assert newest["total"] == closest["total"] == listed
+    assert [r["started_at"] for r in newest["races"]] == [now - n for n in range(20)]
+    assert {r["racers"][1]["leftover"] - r["racers"][0]["leftover"] for r in closest["races"]} == {0}
+    assert built[0] + built_json[0] <= 2 * 20  # the two pages' races, not the 2,000 listed
+    await store.close()
