@@ -18,7 +18,7 @@ those who waited.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Iterable
 
 from .store import QueueEntry
@@ -52,31 +52,57 @@ def _waiting_order(e: QueueEntry) -> tuple[int, str]:
 
 
 def _pair_pool(places: list[QueueEntry], now: int) -> list[tuple[QueueEntry, QueueEntry]]:
-    by_rating = sorted(places, key=lambda e: (e.rating, *_waiting_order(e)))
-    ratings = [e.rating for e in by_rating]
-    widest = max(gap(now - e.since) for e in places)
-    taken: set[str] = set()
+    """Each place in waiting order takes the best partner still free, found by bisection.
+
+    The free places are kept by window (``gap``: a handful of widths), each
+    sorted by rating: a window's nearest free rating on either side of the
+    seeker is its only candidate, so a seeker costs a few look-ups whatever
+    the queue holds. Scanning outward from the seeker's rating visited every
+    place in reach, the taken ones too, and with 1,000 waiting a round took
+    1.2 s of the event loop, 10 s for 2,000 once one of them had waited 30 s
+    (docs/benchmarks.md, "Loads nobody ran").
+    """
+    windows: dict[float, list[tuple[int, int, str]]] = {}
+    by_key: dict[tuple[int, int, str], QueueEntry] = {}
+    window_of: dict[str, float] = {}
+    for e in places:
+        key = (e.rating, *_waiting_order(e))
+        window_of[e.player] = gap(now - e.since)
+        by_key[key] = e
+        windows.setdefault(window_of[e.player], []).append(key)
+    for keys in windows.values():
+        keys.sort()
     pairs = []
     for e in sorted(places, key=_waiting_order):
-        if e.player in taken:
-            continue
-        mine = gap(now - e.since)
-        reach = max(mine, widest)  # nobody further than this can be in reach
+        mine = window_of[e.player]
+        own = windows[mine]
+        here = bisect_left(own, (e.rating, *_waiting_order(e)))
+        if here == len(own) or by_key[own[here]] is not e:
+            continue  # taken already
+        del own[here]
         best: tuple[int, int, str] | None = None
-        partner: QueueEntry | None = None
-        here = bisect_left(ratings, e.rating)
-        for side in (range(here - 1, -1, -1), range(here, len(by_rating))):
-            for i in side:
-                o = by_rating[i]
-                distance = abs(o.rating - e.rating)
-                if distance > reach:
-                    break
-                if o.player in taken or o.player == e.player:
-                    continue
-                key = (distance, *_waiting_order(o))
-                if distance <= max(mine, gap(now - o.since)) and (best is None or key < best):
-                    best, partner = key, o
-        if partner is not None:
-            taken.update((e.player, partner.player))
-            pairs.append((e, partner))
+        for width, keys in windows.items():
+            for found in _nearest(keys, e.rating):
+                distance = abs(found[0] - e.rating)
+                if distance <= max(mine, width) and (best is None or (distance, *found[1:]) < best):
+                    best = (distance, *found[1:])
+                    partner_key, partner_window = found, width
+        if best is None:
+            insort(own, (e.rating, *_waiting_order(e)))  # free for a later seeker
+            continue
+        partner_keys = windows[partner_window]
+        del partner_keys[bisect_left(partner_keys, partner_key)]
+        pairs.append((e, by_key[partner_key]))
     return pairs
+
+
+def _nearest(keys: list[tuple[int, int, str]], rating: int) -> list[tuple[int, int, str]]:
+    """The longest-waiting place of the nearest rating at or above ``rating``, and of the nearest below."""
+    out = []
+    at = bisect_left(keys, (rating,))
+    if at < len(keys):
+        out.append(keys[at])
+    if at > 0:
+        below = keys[at - 1][0]
+        out.append(keys[bisect_left(keys, (below,))])
+    return out

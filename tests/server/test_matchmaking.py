@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+import random
 
+import pytest
+from counting import count_calls
 from hypothesis import given
 from hypothesis import strategies as st
 
+import server.matchmaking
 from server.matchmaking import ANYONE_AFTER_MS, gap, pair
 from server.store import QueueEntry
 
@@ -95,3 +99,52 @@ def test_nobody_is_paired_twice_or_with_themselves_and_every_pair_is_in_reach(
         for i, a in enumerate(waiting):
             for b in waiting[i + 1 :]:
                 assert abs(a.rating - b.rating) > max(gap(now - a.since), gap(now - b.since))
+
+
+def by_the_rule(places: list[QueueEntry], now: int) -> list[tuple[str, str]]:
+    """The pairing rule as written in the module's docstring, every pair looked at (the reference)."""
+    free = sorted(places, key=lambda e: (e.since, e.player))
+    pairs = []
+    for e in list(free):
+        if e not in free:
+            continue
+        reach = [
+            o
+            for o in free
+            if o is not e
+            and o.pool == e.pool
+            and abs(o.rating - e.rating) <= max(gap(now - e.since), gap(now - o.since))
+        ]
+        if reach:
+            o = min(reach, key=lambda o: (abs(o.rating - e.rating), o.since, o.player))
+            free.remove(e)
+            free.remove(o)
+            pairs.append((e.player, o.player))
+    return pairs
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1000, 1600), st.integers(0, 40_000), st.sampled_from([180, 300])),
+        max_size=40,
+    )
+)
+def test_the_pairs_are_those_of_the_rule(entries: list[tuple[int, int, int]]) -> None:
+    places = [place(f"p{i}", r, since=T0 - s, clock=c) for i, (r, s, c) in enumerate(entries)]
+    assert sorted(names(pair(places, T0))) == sorted(by_the_rule(places, T0))  # pools in any order
+
+
+def test_a_round_looks_at_each_place_a_few_times_whatever_the_queue_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A seeker scanned every place in reach, the taken ones too: 1,000 waiting were a round of
+    1.2 s on the event loop (docs/benchmarks.md, "Loads nobody ran"). Counted: windows worked out."""
+    rnd = random.Random(7)
+    places = [
+        place(f"p{i}", int(rnd.gauss(1500, 200)), since=T0 - (31_000 if i == 0 else rnd.randint(0, 4_000)))
+        for i in range(1_000)
+    ]
+    windows = count_calls(monkeypatch, server.matchmaking, "gap")
+    pairs = pair(places, T0)
+    assert len(pairs) >= 495  # nearly everyone: most have someone within 100
+    assert windows[0] <= len(places)  # once each; it was 251,524 times
