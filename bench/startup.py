@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests" / "server"))
 from fakeclock import T0  # noqa: E402
 from matchsim import Sim, greedy_moves  # noqa: E402
 
-from server import protocol as p  # noqa: E402
+from bench.live_list import code  # noqa: E402
 from server.app import App  # noqa: E402
 from server.bus import open_bus  # noqa: E402
 from server.match import Event  # noqa: E402
@@ -40,14 +40,6 @@ from server.settings import Settings  # noqa: E402
 from server.store.sqlite import SqliteStore  # noqa: E402
 
 MOVES = 60
-
-
-def code(n: int) -> str:
-    digits = []
-    for _ in range(p.CODE_LENGTH):
-        n, r = divmod(n, len(p.CODE_ALPHABET))
-        digits.append(p.CODE_ALPHABET[r])
-    return "".join(digits)
 
 
 def template(finished: bool) -> list[Event]:
