@@ -121,6 +121,54 @@ def test_every_language_is_complete(server_url: str, pages: Any) -> None:
             expect(page.locator("#nav-rules")).to_have_text(want)
 
 
+#: Keys whose number is a label, a position or a time, not a count of things a noun names ("Players: 3",
+#: "Step 2 of 9", "10 min", "from waste 2"): they need no plural forms.
+NOT_COUNTS = {
+    "minutes", "counter", "step_of", "players_today", "n_players", "dist_bar", "chart_trend_pt",
+    "from_waste_n", "chart_rating_pt", "aria_waste",
+}  # fmt: skip
+
+
+def test_every_count_takes_its_languages_plural(server_url: str, pages: Any) -> None:
+    """One plural helper (Intl.PluralRules) picks each count's form: "1 restante", "1 rimasta", "1 card"."""
+    page = pages.new()
+    page.goto(server_url)
+    said = page.evaluate(
+        """async () => {
+        const m = await import('/js/i18n.js');
+        const out = {};
+        for (const l of Object.keys(m.LANGS)) {
+          m.setLang(l);
+          out[l] = {};
+          for (const k of Object.keys(m.STRINGS.en))
+            out[l][k] = [0, 1, 2, 5].map((n) => m.t(k, { n, w: n, l: n, d: n, total: 24, m: n, k: 1 }));
+        }
+        m.setLang('en');
+        return out;
+      }"""
+    )
+    raw = page.evaluate("import('/js/i18n.js').then(m => m.STRINGS)")
+    assert said["pt"]["live_left"][:3] == ["0 restantes", "1 restante", "2 restantes"]
+    assert said["it"]["live_left"][:3] == ["0 rimaste", "1 rimasta", "2 rimaste"]
+    assert said["en"]["my_game_over"][1] == "Your game is over with 1 card left. Waiting for your opponent…"
+    assert said["en"]["aria_stock"][1] == "Stock, 1 card. Turn three."
+    assert said["de"]["rating_games"][1] == "1 gewertetes Rennen · 1 gewonnen, 1 verloren, 1 unentschieden"
+    assert said["pt"]["rating_games"][1].startswith("1 corrida classificada · 1 ganha, 1 perdida")
+    assert said["pt"]["rating_games"][3].startswith("5 corridas classificadas · 5 ganhas")
+    assert said["en"]["chart_trend"][1:3] == ["Your last score", "Your last 2 scores"]
+    assert said["nl"]["live_moves"][1:3] == ["1 zet", "2 zetten"]
+    counts = re.compile(r"\{(n|w|l|d)\}")
+    for lang, strings in raw.items():
+        for key, text in strings.items():
+            outside = re.sub(r"\{\w+, plural,(?:[^{}]|\{[^{}]*\{[^{}]*\}[^{}]*\}|\{[^{}]*\})*\}", "", text)
+            if key not in NOT_COUNTS:
+                assert not counts.search(outside), f"{lang} {key}: a count without plural forms: {text!r}"
+            if ", plural," in text:
+                assert "other {" in text, f"{lang} {key}: no 'other' form"
+            for form in said[lang][key]:
+                assert ", plural," not in form and "{n}" not in form, f"{lang} {key} renders {form!r}"
+
+
 def test_card_letters_follow_the_language(server_url: str, pages: Any) -> None:
     page = pages.new()
     start_practice(page, server_url, "0")  # A1 is QD, B4 is JS, B5 is KD

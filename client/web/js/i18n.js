@@ -1,4 +1,6 @@
 // Interface texts: one module per language under i18n/, each with the same keys (a test checks it).
+// A count is written in ICU's plural syntax, "{n, plural, one {# card} other {# cards}}", with the
+// forms the language has; t() picks one by Intl.PluralRules (see plurals below).
 // Card letters differ per language, for display only: the protocol always uses 2-9 T J Q K and S H D C.
 
 import en from "./i18n/en.js";
@@ -44,8 +46,52 @@ export function t(key, params = {}) {
     console.warn("missing string", key);
     return key;
   }
+  s = plurals(s, params);
   for (const [k, v] of Object.entries(params)) s = s.replaceAll(`{${k}}`, String(v));
   return s;
+}
+
+/** The locale whose plural rules each language follows: the page's Portuguese is Portugal's,
+ * where 0 takes the plural ("0 cartas"); plain "pt" is Brazil's, where 0 takes the singular. */
+const PLURAL_LOCALE = { pt: "pt-PT" };
+const pluralRules = {};
+
+/** The plural category ("one", "other", ...) of count n in the current language. */
+export function pluralOf(n) {
+  pluralRules[current] ??= new Intl.PluralRules(PLURAL_LOCALE[current] ?? current);
+  return pluralRules[current].select(n);
+}
+
+const PLURAL = /\{(\w+), plural,/g;
+
+/**
+ * Every "{n, plural, one {# card} other {# cards}}" in s replaced by the form its count takes
+ * (the ICU MessageFormat plural syntax, "#" the count; "=0 {...}" matches an exact count).
+ * Each language writes its own forms, as many as its grammar has: a per-string "is it 1?"
+ * would be wrong for languages whose singular is not just 1 (Portugal's and Brazil's differ on 0).
+ */
+function plurals(s, params) {
+  if (!s.includes(", plural,")) return s;
+  let out = "", at = 0;
+  PLURAL.lastIndex = 0;
+  for (let m; (m = PLURAL.exec(s)); ) {
+    const forms = {};
+    let i = PLURAL.lastIndex;
+    for (;;) {
+      while (s[i] === " ") i++;
+      if (s[i] === "}" || i >= s.length) break;
+      const name = /^=?\w+/.exec(s.slice(i))[0];
+      i = s.indexOf("{", i) + 1;
+      const start = i;
+      for (let depth = 1; depth > 0 && i < s.length; i++) depth += s[i] === "{" ? 1 : s[i] === "}" ? -1 : 0;
+      forms[name] = s.slice(start, i - 1);
+    }
+    const n = Number(params[m[1]]);
+    const form = forms[`=${n}`] ?? forms[pluralOf(n)] ?? forms.other ?? "";
+    out += s.slice(at, m.index) + form.replaceAll("#", String(params[m[1]]));
+    at = PLURAL.lastIndex = i + 1;
+  }
+  return out + s.slice(at);
 }
 
 /** A server error code in words (an unknown code reads as "try again"). */

@@ -24,7 +24,7 @@ export function liveScreen(app, { net }) {
       " · ",
       el("span", { class: "left", i18n: "live_left", args: { n: r.leftover } }),
       " · ",
-      el("span", { class: "sub", i18n: r.moves === 1 ? "live_moves_one" : "live_moves", args: { n: r.moves } }),
+      el("span", { class: "sub", i18n: "live_moves", args: { n: r.moves } }),
     );
   }
 
@@ -70,7 +70,7 @@ export function liveScreen(app, { net }) {
         { class: "panel", id: "live" },
         el("h1", { i18n: "live_title" }),
         el("p", { i18n: "live_lead" }),
-        el("p", { class: "row" }, order("newest"), order("closest"), live ? el("span", { class: "sub", id: "live-total", i18n: live.total === 1 ? "live_total_one" : "live_total", args: { n: live.total } }) : null),
+        el("p", { class: "row" }, order("newest"), order("closest"), live ? el("span", { class: "sub", id: "live-total", i18n: "live_total", args: { n: live.total } }) : null),
         body,
       ),
     );

@@ -72,7 +72,7 @@ export function progressBox(p, name, variant, { opponent = true, state = "playin
       el("dd", { class: "p-moves", text: String(p.moves) }),
     ),
     el("p", { class: "p-state", i18n: state }),
-    heldBack ? el("p", { class: "p-held", i18n: heldBack === 1 ? "held_back_one" : "held_back", args: { n: heldBack } }) : null,
+    heldBack ? el("p", { class: "p-held", i18n: "held_back", args: { n: heldBack } }) : null,
   );
 }
 

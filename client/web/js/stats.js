@@ -35,7 +35,7 @@ function scoreChart(distribution) {
 
 /** "Your last 12 scores", or "Your last score" for one: as an el() i18n attribute pair. */
 function trendCaption(n) {
-  return n === 1 ? { i18n: "chart_trend_one" } : { i18n: "chart_trend", args: { n } };
+  return { i18n: "chart_trend", args: { n } };
 }
 
 function trendChart(scores) {
