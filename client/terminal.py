@@ -42,6 +42,8 @@ COMMANDS = ("ready", "finish", "resign", "rematch", "hint", "undo", "help", "qui
 HELP = (
     "moves: T  W>B3  A2:0>C5  A2~B5 (Tab completes) - ready finish resign rematch quit; practice: hint undo"
 )
+#: Shown while a race counts down to its start (never in practice, which starts at once).
+GET_READY = "get ready: the race starts in a moment..."
 #: How long a piped script's ``ready``/``finish`` waits for the start/the result.
 SCRIPT_WAIT_S = 3600.0
 RED_SUITS = "HD"
@@ -158,8 +160,9 @@ class Screen:
         elif isinstance(msg, p.Lobby):
             self.lobby, self.match = msg, msg.match
         elif isinstance(msg, p.Countdown):
-            self.starts_at = msg.starts_at
-            self.note = "get ready..."
+            # "get ready" is drawn from the lobby's status (``render_screen``): a note would stay on
+            # the screens after it, the board's first one included, until "go!" replaced it
+            self.starts_at, self.note = msg.starts_at, ""
         elif isinstance(msg, p.Start):
             self.ends_at, self.note = msg.ends_at, "go!"
             if msg.view is not None:
@@ -332,6 +335,8 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None, width
             lines.append(
                 f"  {s.name}: {'ready' if s.ready else 'not ready'}{'' if s.connected else ' (away)'}"
             )
+    if screen.lobby and status == "countdown" and not screen.lobby.solo:
+        lines.append(style(GET_READY, 33))  # practice has no countdown: it starts at once
     if screen.seat is not None:
         if screen.view is not None:
             lines += render_board(screen.view, style)

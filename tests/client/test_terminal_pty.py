@@ -41,3 +41,32 @@ async def test_one_prompt_and_no_line_wider_than_the_terminal(url: str, tmp_path
         assert max(widths) <= 120, screen
     finally:
         term.kill()
+
+
+def screens(text: str) -> list[str]:
+    """Each screen the client drew (it clears the terminal before each), without control sequences."""
+    return [CONTROL.sub("", screen) for screen in text.split("\x1b[2J")[1:]]
+
+
+async def test_practice_never_says_get_ready_and_a_race_says_it_only_while_counting_down(
+    url: str, tmp_path: Path
+) -> None:
+    """Practice starts at once: no "get ready" (it was drawn twice, over the board's first screen too).
+    A race says it on the countdown's screens only, never on one whose race is playing."""
+    ident = str(tmp_path / "id.json")
+    practice = PtyClient("play", url, "--practice", "--no-color", "--identity", ident, columns=120)
+    try:
+        await wait_until(lambda: "practice, with hint and undo" in practice.text(), 30, "practice starts")
+        assert not [s for s in screens(practice.text()) if "get ready" in s]
+    finally:
+        practice.kill()
+    race = PtyClient("play", url, "--bot", "greedy", "--no-color", "--identity", ident, columns=120)
+    try:
+        await wait_until(lambda: "type ready" in race.text(), 30, "the race is created")
+        os.write(race.fd, b"ready\r")
+        await wait_until(lambda: "go!" in race.text(), 30, "the race starts")
+        said = [s for s in screens(race.text()) if "get ready" in s]
+        assert said, "the countdown is announced"
+        assert all("[countdown]" in s.splitlines()[0] for s in said), said[-1]
+    finally:
+        race.kill()
