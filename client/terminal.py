@@ -111,6 +111,11 @@ def render_board(view: p.View, style: Style, title: str = "") -> list[str]:
     return lines
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` of an English noun that takes an s: "1 move", "2 moves", "0 moves"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def describe(exc: BaseException) -> str:
     """An error as a line of text, never an empty one (``str(TimeoutError())`` is empty)."""
     return str(exc) or type(exc).__name__
@@ -349,7 +354,11 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None, width
             lines += wrapped(f"Legal ({len(legal)}): {shown}", width)
     else:
         for seat in sorted(screen.boards):
-            lines += render_board(screen.boards[seat], style, progress_line(screen, seat, style))
+            board, prog = screen.boards[seat], screen.progress.get(seat)
+            title = progress_line(screen, seat, style)
+            if prog is not None and board.moves < prog.moves:  # held back: the numbers are live
+                title += f"; the board below shows {board.moves} of {counted(prog.moves, 'move')}"
+            lines += render_board(board, style, title)
             lines.append("")
         if boards_lag(screen):
             lines.append("Boards shown as far as both racers have drawn (the counts are live).")
@@ -764,8 +773,7 @@ def format_live(live: p.Live, site: str) -> str:
     """The races being played, one a line, with where to watch each (``site``: the server's page address)."""
     if not live.races:
         return "no races being played that anyone may watch"
-    races = "1 race" if live.total == 1 else f"{live.total} races"
-    lines = [f"{races} being played ({live.order} first):"]
+    lines = [f"{counted(live.total, 'race')} being played ({live.order} first):"]
     for race in live.races:
         racers = " vs ".join(
             f"{r.name}{f' ({r.rating})' if r.rating is not None else ''}: {r.leftover} left"

@@ -208,3 +208,22 @@ def test_the_live_list_counts_one_race_as_one() -> None:
     assert one.splitlines()[0] == "1 race being played (newest first):"
     two = format_live(p.Live(order="newest", races=[race, race], total=2), "http://h:1")
     assert two.splitlines()[0] == "2 races being played (newest first):"
+
+
+def test_a_spectator_s_board_held_back_says_how_far_it_is_beside_the_live_numbers() -> None:
+    """The title's numbers are live (progress); the board under them may be behind: it says so."""
+    screen = Screen(match="34679ACD")
+    screen.update(
+        p.Lobby(
+            ev=3, match="34679ACD", variant="classic", solo=False, time_limit_s=600, status="playing",
+            seats=[p.SeatInfo(seat=0, name="Ann", ready=True, connected=True),
+                   p.SeatInfo(seat=1, name="Bob", ready=True, connected=True)],
+            boards_lag=True,
+        )
+    )  # fmt: skip
+    screen.boards = {0: view_of("1", ["T"]), 1: view_of("1")}
+    screen.update(p.Progress(ev=9, seat=0, leftover=69, on_grid=24, complete=0, moves=1, finished=False))
+    screen.update(p.Progress(ev=11, seat=1, leftover=66, on_grid=24, complete=0, moves=2, finished=False))
+    text = render_screen(screen, Style(False), now_ms=0)
+    assert "Ann: leftover 69, on grid 24, complete 0, moves 1\n" in text  # shown whole: nothing held
+    assert "Bob: leftover 66, on grid 24, complete 0, moves 2; the board below shows 0 of 2 moves" in text

@@ -98,10 +98,12 @@ def test_race_to_result_while_spectated(server_url: str, pages: Any, shot: Any) 
     )
     turn(ada)
     ada_col = eve.locator('.spec-col[data-seat="0"]')
-    # Ada's turn is held back: her numbers are those of the board shown, and the box says what waits
-    expect(ada_col.locator(".p-held")).to_have_text("1 more move not shown yet")
-    expect(ada_col.locator(".p-moves")).to_have_text("0")
-    expect(ada_col.locator(".p-left")).to_have_text("72")
+    # Ada's turn is held back: her numbers stay live (as the racers see them), and the box says
+    # how far the board below them is (it showed the board's numbers, live frames unseen)
+    expect(ada_col.locator(".p-held")).to_have_text("The board below shows 0 of 1 move.")
+    expect(ada_col.locator(".p-moves")).to_have_text("1")
+    expect(ada_col.locator(".p-left")).to_have_text("72")  # a turn moves cards to the waste
+    expect(eve.locator(".spec-lag")).to_contain_text("The numbers above each board are live.")
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", "72")
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-moves", "0")
     turn(bea)  # Bea has drawn as far: Ada's turn shows, then Bea's
@@ -216,9 +218,11 @@ def test_reload_and_dropped_network_resume_the_same_game(server_url: str, pages:
     bea_shown = (72 - stock(ada)) // 3  # Bea only turned: her turns that drew no further than Ada
     expect(eve.locator('.spec-board[data-seat="1"]')).to_have_attribute("data-moves", str(bea_shown))
     held = moves(bea) - bea_shown  # Bea's last turn may have drawn past Ada: held back
-    expect(eve.locator('.spec-col[data-seat="1"] .p-moves')).to_have_text(str(bea_shown))  # as shown
+    expect(eve.locator('.spec-col[data-seat="1"] .p-moves')).to_have_text(str(moves(bea)))  # live
     if held:
-        expect(eve.locator('.spec-col[data-seat="1"] .p-held')).to_contain_text(f"{held} more move")
+        expect(eve.locator('.spec-col[data-seat="1"] .p-held')).to_have_text(
+            f"The board below shows {bea_shown} of {moves(bea)} moves."
+        )
     else:
         expect(eve.locator('.spec-col[data-seat="1"] .p-held')).to_have_count(0)
     expect(eve.locator('.spec-board[data-seat="0"]')).to_have_attribute("data-stock", str(stock(ada)))

@@ -50,10 +50,12 @@ export function variantTag(lobby) {
 
 /**
  * A racer's numbers: cards on the grid, cards left, moves, and how their game stands (`state`, an
- * i18n key). `p`: their `progress`, or null before their first move. `heldBack`: moves of theirs a
- * spectator's board does not show yet (the numbers are then those of the board shown).
+ * i18n key). `p`: their `progress` (live), or null before their first move. `shown`: for a
+ * spectator whose board of this racer is held back, how many of the racer's moves that board
+ * shows; the numbers stay live (as the racers, the terminal and the list of live races see them),
+ * and the box says how far behind the board below them is.
  */
-export function progressBox(p, name, variant, { opponent = true, state = "playing_flag", heldBack = 0 } = {}) {
+export function progressBox(p, name, variant, { opponent = true, state = "playing_flag", shown = null } = {}) {
   const total = totalCards(variant);
   p = p || { seat: "", on_grid: total / 4, leftover: (total * 3) / 4, moves: 0 };
   const look = { finished_flag: "done", resign_flag: "done", abandoned_flag: "done", seat_offline: "away" }[state] || "";
@@ -72,7 +74,7 @@ export function progressBox(p, name, variant, { opponent = true, state = "playin
       el("dd", { class: "p-moves", text: String(p.moves) }),
     ),
     el("p", { class: "p-state", i18n: state }),
-    heldBack ? el("p", { class: "p-held", i18n: "held_back", args: { n: heldBack } }) : null,
+    shown !== null && shown < p.moves ? el("p", { class: "p-held", i18n: "board_shows", args: { k: shown, n: p.moves } }) : null,
   );
 }
 

@@ -135,6 +135,12 @@ export class RaceState {
     return game && live ? Math.max(0, live.moves - game.moveCount) : 0;
   }
 
+  /** How many of a racer's moves the board shown has played (behind their live count while held back). */
+  shownMoves(seat) {
+    const game = this.shown[seat];
+    return game ? game.moveCount : 0;
+  }
+
   // ------------------------------------------------------------ what the page sends
 
   /** Take the seat back, asking for every event after the last one seen; until the answer, acks

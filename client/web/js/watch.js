@@ -38,15 +38,6 @@ export function watchScreen({ app, net, navigate, toast }, code) {
     else if (state.lobby && state.lobby.status === "lobby") panel.append(el("p", { class: "panel note", i18n: "spectator_wait" }));
   }
 
-  /** While moves are held back, a racer's numbers are those of the board shown, and the box says
-   * how many moves are still to come; the live numbers would not match the board beside them. */
-  function shownNumbers(seat) {
-    const live = state.progress[seat];
-    const view = state.view(seat);
-    if (!view || !state.heldBack(seat)) return live;
-    return { seat, on_grid: view.on_grid, leftover: view.leftover, moves: view.moves };
-  }
-
   /** Each racer's column: built once per lobby (and language), then updated in place, so a move
    * redraws what it changed rather than every board (a race's end brings a burst of moves). */
   function drawColumns() {
@@ -69,7 +60,9 @@ export function watchScreen({ app, net, navigate, toast }, code) {
     for (const s of seats) {
       const n = s.seat;
       const c = columns.seats[n];
-      const numbers = progressBox(shownNumbers(n), s.name, lb.variant, { opponent: false, state: state.racerState(n), heldBack: state.heldBack(n) });
+      // the numbers are live; while the board is held back, the box says how many moves it shows
+      const shown = state.heldBack(n) ? state.shownMoves(n) : null;
+      const numbers = progressBox(state.progress[n], s.name, lb.variant, { opponent: false, state: state.racerState(n), shown });
       c.numbers.replaceWith(numbers);
       c.numbers = numbers;
       const view = state.view(n);
