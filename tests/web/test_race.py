@@ -496,3 +496,29 @@ def test_the_replay_of_a_race_not_finished_yet_says_so(server_url: str, pages: A
     expect(eve.locator(".spec-col")).to_have_count(1)
     # Chromium logs the replay endpoint's 409 itself; that one is expected here.
     pages.errors[:] = [e for e in pages.errors if "status of 409 (Conflict)" not in e]
+
+
+def test_a_keyboard_player_keeps_the_focus_from_ready_to_the_end(server_url: str, pages: Any) -> None:
+    """Keys only: "I'm ready" (gone once pressed) hands the focus to the line that says the page
+    waits, the start puts it on the board's first pile, and Finish to the line that says the game
+    is over; each time it fell to the page's body, and the player tabbed again from the top."""
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    join(bea, server_url, link, "Bea")
+    ada.focus("#ready")
+    ada.keyboard.press("Enter")
+    expect(ada.locator("#ready-wait")).to_be_focused()
+    bea.focus("#ready")
+    bea.keyboard.press("Enter")
+    for page in (ada, bea):
+        expect(page.locator(f'{BOARD} .pile[data-spot="A1"]')).to_be_focused()
+    ada.keyboard.press("ArrowRight")
+    expect(ada.locator(f'{BOARD} .pile[data-spot="A2"]')).to_be_focused()
+    ada.keyboard.press("t")
+    wait_moves(ada, 1)
+    ada.focus("#finish")
+    ada.keyboard.press("Enter")
+    expect(ada.locator("#finish")).to_have_attribute("data-i18n", "finish_confirm")
+    ada.keyboard.press("Enter")
+    expect(ada.locator("#my-over")).to_be_focused()
+    expect(ada.locator("#my-over")).to_contain_text("Your game is over with 72 cards left.")

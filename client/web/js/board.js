@@ -360,6 +360,12 @@ export class Board {
     return box;
   }
 
+  /** Put the keyboard focus on the first pile (A1), where the arrow keys start from. */
+  focusFirst() {
+    const first = this.root.querySelector('[data-id="A1"]');
+    if (first) first.focus({ preventScroll: true });
+  }
+
   click(id) {
     if (this.suppressClick) {
       this.suppressClick = false;

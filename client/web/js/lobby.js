@@ -87,9 +87,9 @@ export function lobbyPanel(state, { bot, onReady, onLeave, toast, net }) {
       lb.called_off
         ? null
         : me && me.ready
-        ? el("span", { class: "note", id: "ready-wait", i18n: "you_are_ready" })
+        ? el("span", { class: "note", id: "ready-wait", tabindex: "-1", i18n: "you_are_ready" })
         : el("button", { class: "btn primary", type: "button", id: "ready", i18n: "ready", onclick: onReady }),
-      el("button", { class: "btn ghost", type: "button", i18n: "leave", onclick: onLeave }),
+      el("button", { class: "btn ghost", type: "button", id: "leave", i18n: "leave", onclick: onLeave }),
     ),
     // to copy for others: opening it here would give up the seat (and racers may not watch);
     // daily games are not watched while their day runs, so they have none

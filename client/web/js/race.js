@@ -105,7 +105,25 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     );
   }
 
+  /** Whether the keyboard focus is nowhere a player put it: on the page itself, or on the main
+   * area a navigation focuses, or gone with a control a redraw took away. */
+  function focusLost() {
+    const a = document.activeElement;
+    return !a || a === document.body || a.id === "main" || !a.isConnected;
+  }
+
+  /** The panel, redrawn whole: the focus goes back to the control of the same id, and from "I'm
+   * ready" (gone once pressed) to the line that says the page waits; it fell to the page's body,
+   * and a keyboard user started again from the top. */
   function drawPanel() {
+    const had = panel.contains(document.activeElement) ? document.activeElement.id : "";
+    fillPanel();
+    if (!had || panel.contains(document.activeElement)) return;
+    const again = document.getElementById(had) || (had === "ready" ? document.getElementById("ready-wait") : null);
+    if (again && panel.contains(again)) again.focus({ preventScroll: true });
+  }
+
+  function fillPanel() {
     if (ui.askName && !ui.fatal && ui.joinForm && ui.joinForm.node.parentNode === panel) {
       ui.joinForm.update(state.lobby); // in place: taken out and put back, the name field would lose the focus
       return;
@@ -169,6 +187,8 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
       panel.append(
         el("p", {
           class: "panel note",
+          id: "my-over",
+          tabindex: "-1",
           role: "status",
           i18n: { resign: "my_resigned", abandoned: "my_abandoned" }[mine.reason] || "my_game_over",
           args: { n: mine.score },
@@ -195,7 +215,10 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   }
 
   function drawSide() {
-    const focused = side.contains(document.activeElement) ? document.activeElement.id : "";
+    // a Finish or Resign sent is disabled until the game ends, and the focus falls from it: it is
+    // still the player's place until the line that says the game is over takes it
+    const sent = ui.confirm && ui.confirm.sent && focusLost() ? ui.confirm.key : "";
+    const focused = side.contains(document.activeElement) ? document.activeElement.id : sent;
     side.replaceChildren();
     const lb = state.lobby;
     if (!lb || (lb.status === "lobby" && !lb.solo)) return;
@@ -228,7 +251,12 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     side.append(actions);
     if (playing) side.append(playableToggle());
     side.append(el("p", { class: "hint-text", id: "hint-text", role: "status", text: hintText() }));
-    if (focused) document.getElementById(focused)?.focus();
+    if (focused) (document.getElementById(focused) || gameOverNote(focused))?.focus();
+  }
+
+  /** From Finish or Resign, gone once the game has ended, the focus goes to the line that says so. */
+  function gameOverNote(from) {
+    return ["finish", "resign"].includes(from) ? document.getElementById("my-over") : null;
   }
 
   function hintText() {
@@ -433,6 +461,8 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
       drawPanel();
       drawSide();
       if (["start", "result", "finished"].includes(msg.type)) drawBoard();
+      // the race is on: a keyboard player whose focus went with the lobby starts on the board
+      if (msg.type === "start" && state.view() && focusLost()) board.focusFirst();
       if (msg.type === "result") showResult();
       return true;
     },
