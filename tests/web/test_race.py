@@ -499,16 +499,20 @@ def test_the_replay_of_a_race_not_finished_yet_says_so(server_url: str, pages: A
 
 
 def test_a_keyboard_player_keeps_the_focus_from_ready_to_the_end(server_url: str, pages: Any) -> None:
-    """Keys only: "I'm ready" (gone once pressed) hands the focus to the line that says the page
+    """Keys only: a friend's name typed by the link, Enter, and the focus is on "I'm ready";
+    "I'm ready" (gone once pressed) hands the focus to the line that says the page
     waits, the start puts it on the board's first pile, and Finish to the line that says the game
     is over; each time it fell to the page's body, and the player tabbed again from the top."""
     ada, bea = pages.new(), pages.new()
     link = create_race(ada, server_url, "Ada")
-    join(bea, server_url, link, "Bea")
+    bea.goto(link)  # a friend by the link: the page asks their name first
+    expect(bea.locator("#name")).to_be_focused()
+    bea.keyboard.type("Bea")
+    bea.keyboard.press("Enter")
+    expect(bea.locator("#ready")).to_be_focused()
     ada.focus("#ready")
     ada.keyboard.press("Enter")
     expect(ada.locator("#ready-wait")).to_be_focused()
-    bea.focus("#ready")
     bea.keyboard.press("Enter")
     for page in (ada, bea):
         expect(page.locator(f'{BOARD} .pile[data-spot="A1"]')).to_be_focused()

@@ -12,6 +12,9 @@ import { JoinForm, lobbyPanel } from "./lobby.js";
 import { forgetSeat, loadSeat, saveSeat } from "./seats.js";
 
 const ARMED_MS = 5000; // how long Finish/Resign wait for the confirming click
+/** Where the keyboard focus goes when the panel's control it was on is gone: from the name a
+ * friend gave (or its Join) to "I'm ready", from "I'm ready" to the line that says the page waits. */
+const FOCUS_NEXT = { name: "ready", join: "ready", ready: "ready-wait" };
 
 export function raceScreen({ app, net, navigate, toast, beep }, code) {
   const saved = loadSeat(code);
@@ -32,6 +35,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     // Meanwhile the page watches the lobby (who invites them; whether a seat is still free).
     askName: !state.token && !localStorage.getItem("grip:name"),
     joinForm: null,
+    focusNext: null, // the id of the panel's control the focus goes to once it is drawn (FOCUS_NEXT)
   };
   const clock = new Clock(state);
   const top = el("div", { class: "match-top" });
@@ -112,15 +116,21 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     return !a || a === document.body || a.id === "main" || !a.isConnected;
   }
 
-  /** The panel, redrawn whole: the focus goes back to the control of the same id, and from "I'm
-   * ready" (gone once pressed) to the line that says the page waits; it fell to the page's body,
-   * and a keyboard user started again from the top. */
+  /** The panel, redrawn whole: the focus goes back to the control of the same id, or on to the
+   * next one (FOCUS_NEXT); it fell to the page's body, and a keyboard user started again from the top. */
   function drawPanel() {
     const had = panel.contains(document.activeElement) ? document.activeElement.id : "";
     fillPanel();
-    if (!had || panel.contains(document.activeElement)) return;
-    const again = document.getElementById(had) || (had === "ready" ? document.getElementById("ready-wait") : null);
-    if (again && panel.contains(again)) again.focus({ preventScroll: true });
+    if (had && !panel.contains(document.activeElement)) {
+      const again = document.getElementById(had);
+      if (again && panel.contains(again)) again.focus({ preventScroll: true });
+      else ui.focusNext = FOCUS_NEXT[had] || null; // it may come with a later redraw (the lobby after a join)
+    }
+    const next = ui.focusNext && focusLost() ? document.getElementById(ui.focusNext) : null;
+    if (next && panel.contains(next)) {
+      next.focus({ preventScroll: true });
+      ui.focusNext = null;
+    }
   }
 
   function fillPanel() {
