@@ -69,3 +69,22 @@ def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
     expect(ada.locator("#board-empty")).to_have_text("Nobody is on this board yet.")  # not the daily's words
     me = ada.evaluate("localStorage.getItem('grip:player')")
     assert ada.locator(f'#rating-board tr[data-player="{me}"]').count() == 0
+
+
+def test_the_name_is_asked_above_race_anyone_not_only_in_the_friend_s_form(server_url: str, pages: Any) -> None:
+    """A newcomer reads the page from the top: the name field comes before "Race anyone" (it was
+    in the friend's form below it, so a stranger's race went as "Player", on the board too), and
+    what is typed there is the name the opponent sees."""
+    for width, height in ((1200, 860), (360, 740)):
+        page = pages.new(width=width, height=height)
+        page.goto(server_url)
+        name, button = page.locator("#name").bounding_box(), page.locator("#race-anyone").bounding_box()
+        assert name and button and name["y"] + name["height"] <= button["y"], (width, name, button)
+        assert page.locator("#race-form #name").count() == 0
+    ann, ben = pages.new(), pages.new(width=360, height=740)
+    for page, who in ((ann, "Ann"), (ben, "Ben")):
+        page.goto(server_url)
+        page.locator("#name").press_sequentially(who)
+        page.click("#race-anyone")
+    for page, other in ((ann, "Ben"), (ben, "Ann")):
+        expect(page.locator(".progress-box h3")).to_contain_text(other)

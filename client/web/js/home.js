@@ -96,7 +96,6 @@ export function homeScreen({ app, net, navigate, toast }) {
       "form",
       { class: "panel", id: "race-form", "aria-labelledby": "race-h" },
       el("h2", { id: "race-h", i18n: "race_friend" }),
-      nameField(),
       el("p", { class: "field" }, el("label", { for: "opponent", i18n: "opponent" }), opponent),
       el("p", { class: "field" }, el("label", { for: "variant", i18n: "variant" }), variantSelect("variant")),
       el("p", { class: "field" }, el("label", { for: "time", i18n: "time_limit" }), timeSel),
@@ -153,7 +152,8 @@ export function homeScreen({ app, net, navigate, toast }) {
       go("m");
     });
     app.replaceChildren(
-      el("section", { class: "hero" }, el("h1", { i18n: "home_title" }), el("p", { class: "lead", i18n: "home_lead" })),
+      // the name above every way to race: in the friend's form, "Race anyone" (above it) went as "Player"
+      el("section", { class: "hero" }, el("h1", { i18n: "home_title" }), el("p", { class: "lead", i18n: "home_lead" }), nameField()),
       quickPanel(net),
       el(
         "div",
