@@ -512,3 +512,37 @@ def test_every_screen_works_under_the_content_security_policy(server_url: str, p
     for path in ("rules", "live", "daily", "stats"):
         page.goto(f"{server_url}{path}")
         expect(page.locator("#app")).not_to_be_empty()
+
+
+#: Each word of the result table's cells on one line (a word split across lines has two boxes).
+WORDS_SPLIT = """() => {
+  const out = [];
+  for (const cell of document.querySelectorAll('#result tbody td')) {
+    const text = cell.firstChild;
+    if (!text || text.nodeType !== 3) continue;
+    for (const m of text.data.matchAll(/\\S+/g)) {
+      const r = document.createRange();
+      r.setStart(text, m.index);
+      r.setEnd(text, m.index + m[0].length);
+      const lines = new Set([...r.getClientRects()].map((b) => Math.round(b.top)));
+      if (lines.size > 1) out.push(m[0]);
+    }
+  }
+  return out;
+}"""
+
+
+def test_the_result_table_on_a_phone_breaks_no_word(server_url: str, pages: Any) -> None:
+    """At 360 px the result's cells wrap between words, in every language: "finished" showed as
+    "finishe" over "d" (the cells could break anywhere, and the table squeezed their column)."""
+    page = pages.new(width=360, height=740)
+    start_practice(page, server_url, "5")
+    page.click("#finish")
+    page.click("#finish")
+    expect(page.locator("#result tbody tr")).to_have_count(1)
+    for lang in LANGS:
+        page.select_option("#lang", lang)
+        expect(page.locator("html")).to_have_attribute("lang", lang)
+        expect(page.locator("#result tbody tr")).to_have_count(1)
+        assert page.evaluate(WORDS_SPLIT) == [], lang
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360, lang

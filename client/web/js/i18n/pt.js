@@ -110,7 +110,7 @@ export default {
     player: "Jogador",
     score: "Pontu\u00adação",
     rating: "Classificação",
-    grade: "Avaliação",
+    grade: "Avalia\u00adção",
     time: "Tempo",
     reason: "Terminou por",
     seed: "Semente do jogo",
