@@ -50,11 +50,24 @@ def deal_arg(text: str) -> int:
     return deal
 
 
+def server_url(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """The server's address as a command's first argument, said in its --help (it was a bare "url")."""
+    if required:
+        parser.add_argument("url", help=f"the server's WebSocket address, such as {DEFAULT_URL}")
+    else:
+        parser.add_argument(
+            "url",
+            nargs="?",
+            default=DEFAULT_URL,
+            help=f"the server's WebSocket address (default {DEFAULT_URL})",
+        )
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m client", description="Devil's Grip race client")
     sub = ap.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="race from this terminal")
-    play.add_argument("url", nargs="?", default=DEFAULT_URL)
+    server_url(play)
     opponent = play.add_mutually_exclusive_group()  # a joined match's bot is its creator's choice
     opponent.add_argument(
         "--join", metavar="CODE", type=code_arg, help="join a friend's match instead of creating one"
@@ -72,22 +85,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     play.add_argument("--name")
     play.add_argument("--no-color", action="store_true")
     watch = sub.add_parser("watch", help="spectate a match")
-    watch.add_argument("url")
+    server_url(watch, required=True)
     watch.add_argument("code", type=code_arg)
     watch.add_argument("--no-color", action="store_true")
     bot = sub.add_parser("bot", help="a bot joins a match and plays it")
-    bot.add_argument("url")
+    server_url(bot, required=True)
     bot.add_argument("--join", metavar="CODE", type=code_arg, required=True)
     bot.add_argument("--strategy", choices=("greedy", "lookahead"), default="greedy")
     bot.add_argument("--speed", type=float, default=2.0, help="moves a second (0: as fast as acked)")
     bot.add_argument("--name")
     bot.add_argument("--rematches", type=int, default=0, help="rematches to ask for and play after the first")
     live = sub.add_parser("live", help="the races being played now, to watch")
-    live.add_argument("url", nargs="?", default=DEFAULT_URL)
+    server_url(live)
     live.add_argument("--closest", action="store_true", help="the closest races first (else the newest)")
     live.add_argument("--limit", type=int, default=20)
     stats = sub.add_parser("stats", help="your figures (or another player's), head to head, last games")
-    stats.add_argument("url", nargs="?", default=DEFAULT_URL)
+    server_url(stats)
     stats.add_argument("--player", help="another player's id")
     stats.add_argument("--games", type=int, default=10, help="how many of the last games to list")
     for parser in (play, stats):

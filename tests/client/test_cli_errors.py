@@ -104,3 +104,13 @@ async def test_joining_an_unknown_match_says_so_once(url: str, capsys: pytest.Ca
     err = capsys.readouterr().err
     assert "error: not_found" in err
     assert "not_found" not in out.getvalue()
+
+
+@pytest.mark.parametrize("command", ["play", "watch", "bot", "live", "stats"])
+def test_each_command_s_help_says_what_its_url_is(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`play --help` listed a bare "url": what address, and what it is when left out, said nowhere."""
+    with pytest.raises(SystemExit):
+        parse_args([command, "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "url the server's WebSocket address" in usage
+    assert client.api.DEFAULT_URL in usage

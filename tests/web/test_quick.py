@@ -71,7 +71,9 @@ def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
     assert ada.locator(f'#rating-board tr[data-player="{me}"]').count() == 0
 
 
-def test_the_name_is_asked_above_race_anyone_not_only_in_the_friend_s_form(server_url: str, pages: Any) -> None:
+def test_the_name_is_asked_above_race_anyone_not_only_in_the_friend_s_form(
+    server_url: str, pages: Any
+) -> None:
     """A newcomer reads the page from the top: the name field comes before "Race anyone" (it was
     in the friend's form below it, so a stranger's race went as "Player", on the board too), and
     what is typed there is the name the opponent sees."""
