@@ -798,6 +798,11 @@ def format_stats(stats: p.Stats, history: p.History, site: str) -> str:
         lines.append("  last scores: " + " ".join(str(s) for s in v.recent))
     for v in stats.practice:
         lines.append(f"{v.variant} practice (not counted above): {v.played} played, best {v.best_score}")
+    if not stats.variants and not stats.practice and not history.games:
+        # as the web page says it: two lines of zeros told a newcomer nothing of what to do
+        lines.append(
+            "no finished games yet: race (client play), practise (client play --practice) or race anyone (client play --anyone)"
+        )
     if stats.head_to_head:
         lines.append("head to head:")
         for h in stats.head_to_head:

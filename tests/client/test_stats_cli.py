@@ -45,3 +45,14 @@ async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path
     again = await connect(url, identity_file=identity_file)
     assert again.player == me.player
     await again.close()
+
+
+async def test_a_newcomer_s_stats_say_there_is_nothing_yet_and_how_to_play(url: str, tmp_path: Path) -> None:
+    """A fresh identity's stats were a name and "daily streak: 0 (best 0)", and nothing more."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "stats", url, "--identity", str(tmp_path / "new.json"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr.decode()
+    assert "no finished games yet: race (client play)" in stdout.decode()
