@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
@@ -14,6 +15,7 @@ from server.protocol import MAX_DEAL
 from .helpers import BOARD, moves, play_any_move, start_practice, wait_moves
 
 LANGS = ["en", "de", "it", "nl", "pt"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_phone_fits_whole_grid_and_practice_has_hint_and_undo(server_url: str, pages: Any, shot: Any) -> None:
@@ -546,3 +548,11 @@ def test_the_result_table_on_a_phone_breaks_no_word(server_url: str, pages: Any)
         expect(page.locator("#result tbody tr")).to_have_count(1)
         assert page.evaluate(WORDS_SPLIT) == [], lang
         assert page.evaluate("document.documentElement.scrollWidth") <= 360, lang
+
+
+def test_the_portuguese_page_addresses_the_player_one_way() -> None:
+    """The page says "você" ("o seu nome", "Desistiu"); the daily challenge, the statistics and some
+    errors said "tu" ("a tua tentativa", "podes", "acaba"), two voices on one page."""
+    pt = (ROOT / "client" / "web" / "js" / "i18n" / "pt.js").read_text(encoding="utf-8")
+    tu = re.compile(r"\b(teu|tua|teus|tuas|podes|usaste|quiseres|abriste|desistas|acaba primeiro|joga uma)\b")
+    assert not tu.findall(pt)
