@@ -31,7 +31,20 @@ wrap it, so the bookkeeping below exists once:
   sent behind it are void, and their own ``out_of_order`` refusals, still to
   come, are dropped, so they cannot void the moves that take their seqs next.
 - **A rematch** is followed: the seat is resumed in the new match with the
-  same token, and moves are numbered from 1 again.
+  same token, and moves are numbered from 1 again. A new match the server
+  cannot find (``not_found``) is asked for again a few times; then the seat
+  goes back to the old match's result, with a message.
+- **The server's store away** (``unavailable``): a kept command refused so
+  is sent again, a move so refused (it may have landed) or a resume so
+  answered resumes the seat again, each after a pause that grows (with
+  jitter: many clients refused at once do not come back at once), up to
+  ``RETRY_TRIES`` times; then the session gives up with an ``error`` event
+  that says what was not done. The pauses are the wrapper's to keep: after
+  feeding the session it asks ``retry_timer()`` for a delay, and calls
+  ``retry()`` once it has passed. Every repeat is safe on the server: a seq
+  applied is acknowledged again, a ``ready`` or ``rematch`` given twice
+  changes nothing, a second ``finish`` or ``resign`` is refused
+  ``wrong_phase`` (and, for a repeat, not told).
 - **Spectators** (v2) rebuild each racer's board from the ``watching``
   snapshot and every ``board`` after it; a check that disagrees asks for a
   new snapshot (``watch`` again).
@@ -39,6 +52,7 @@ wrap it, so the bookkeeping below exists once:
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -48,6 +62,15 @@ from server.engine import ClientGame, IllegalMove, InvalidMove, InvalidView, Mov
 
 #: Seat commands kept until they are seen to take effect; a repeat of one is harmless.
 Kept = p.Ready | p.Finish | p.Resign | p.Rematch
+#: Tries of a command (or of taking the seat back) refused ``unavailable`` before giving up.
+RETRY_TRIES = 8
+#: The pause before the first retry, doubled each time up to the longest (seconds, before jitter).
+RETRY_FIRST_S = 0.25
+RETRY_LONGEST_S = 4.0
+#: Tries of resuming a rematch's new match the server says it cannot find, before going back.
+REMATCH_TRIES = 4
+RESUME = "resume"  # what ``retry`` does for the seat itself
+REFUSED_AGAIN = ("finish", "resign")  # kept commands whose repeat, once one took effect, is refused
 Ack = p.Ack | p.AckV2
 Rejected = p.Rejected | p.RejectedV2
 #: The answer each request waits for (an ``error`` answers any of them).
@@ -134,8 +157,10 @@ class Session:
         player: str | None = None,
         key: str | None = None,
         greet: bool = True,
+        rng: random.Random | None = None,
     ) -> None:
         self.version = version
+        self.rng = rng or random.Random()
         self.name, self.player, self.key = name, player, key
         self.greet = greet
         # where we sit (or watch)
@@ -170,9 +195,20 @@ class Session:
         self._settled: set[str] = set()  # took effect in this match: a repeat is not kept
         # Kept commands sent on this connection and not yet answered, in order: (type, a resend?).
         self._awaiting: list[tuple[str, bool]] = []
+        # Resends seen to take effect before their answer came: their refusal (the first send
+        # took effect, late: the store ran it after all) is still to come, and is no news.
+        self._late = 0
         self._stale: list[int] = []  # seqs of voided moves on the wire whose refusals are yet to come
         self._requests: list[tuple[int, str, str]] = []  # (id, its type, its answer's) sent here, in order
         self._request_ids = 0
+        # retrying what the server's store did not take: tries so far by kind (a kept command's
+        # type, or RESUME), the kinds due at the next ``retry()``, the pause asked of the wrapper
+        self._tries: dict[str, int] = {}
+        self._due: set[str] = set()
+        self._timer: float | None = None
+        #: the match a rematch left, while its new one is not resumed yet: the seat goes back there
+        #: if the new one cannot be found
+        self._rematched_from: str | None = None
         # what comes out
         self._out: list[p.ClientMessage] = []
         self._events: list[p.Message] = []
@@ -198,6 +234,50 @@ class Session:
     def outcomes_received(self) -> list[Outcome]:
         outcomes, self._outcomes = self._outcomes, []
         return outcomes
+
+    def retry_timer(self) -> float | None:
+        """Seconds to wait before calling ``retry()``, if a retry was asked for since the last call.
+
+        Handed over once, like ``data_to_send``: the wrapper (re)arms one timer
+        with it. A retry asked while one is armed keeps the earlier delay's
+        place: ``retry()`` does everything due then.
+        """
+        timer, self._timer = self._timer, None
+        return timer
+
+    def retry(self) -> None:
+        """The pause asked by ``retry_timer`` has passed: send again what the store did not take."""
+        due, self._due = self._due, set()
+        if RESUME in due and self.match is not None and self.token is not None and not self.holding:
+            if not any(kind == RESUME for _, kind, _ in self._requests):  # else one is on its way
+                self.resume()
+            return  # the kept commands go again after the answer (``_flush``)
+        if not self.holding:
+            return
+        sent = {kind for kind, _ in self._awaiting}
+        for kind in sorted(due - {RESUME}):
+            command = self._unconfirmed.get(kind)
+            if command is not None and kind not in sent:
+                self._awaiting.append((kind, True))
+                self._out.append(command)
+
+    def _again(self, kind: str, what: str) -> bool:
+        """Ask for ``kind`` to be retried after a pause; False (and an ``error`` event) once tried enough."""
+        tries = self._tries.get(kind, 0) + 1
+        if tries > RETRY_TRIES:
+            self._tries.pop(kind, None)
+            self._events.append(
+                p.Error(
+                    code=p.ErrorCode.UNAVAILABLE,
+                    message=f"gave up: {what} after {RETRY_TRIES} tries, the server's store did not answer",
+                )
+            )
+            return False
+        self._tries[kind] = tries
+        self._due.add(kind)
+        base = min(RETRY_FIRST_S * 2 ** (tries - 1), RETRY_LONGEST_S)
+        self._timer = base / 2 + self.rng.uniform(0, base / 2)  # "equal jitter"
+        return True
 
     # -------------------------------------------------------------------- state
 
@@ -249,7 +329,7 @@ class Session:
     def _new_line(self) -> None:
         """The seat is not held (yet): nothing sent so far is awaited any more, everything goes again."""
         self.holding, self.resuming = False, False
-        self._sent_seq, self._awaiting, self._stale = 0, [], []
+        self._sent_seq, self._awaiting, self._stale, self._late = 0, [], [], 0
 
     # --------------------------------------------------------- the application
 
@@ -371,12 +451,16 @@ class Session:
         elif isinstance(msg, p.Error) and msg.code == p.ErrorCode.TAKEN_OVER:
             self.fatal = "the seat was taken over by another connection"
         self._observe(msg)
-        if not self._answer(msg) and isinstance(msg, p.Error) and not self._on_refused(msg):
-            return
+        answered = self._answer(msg)
+        if isinstance(msg, p.Error):
+            if answered == "resumed" and self._resume_refused(msg):
+                return
+            if answered is None and not self._on_refused(msg):
+                return
         self._events.append(msg)
 
-    def _answer(self, msg: p.Message) -> bool:
-        """Give ``msg`` to the oldest request it answers; False if it answers none."""
+    def _answer(self, msg: p.Message) -> str | None:
+        """Give ``msg`` to the oldest request it answers: the answer that request awaited; None if none."""
         kind = getattr(msg, "type", None)
         for i, (rid, _, answer) in enumerate(self._requests):
             if kind == answer or isinstance(msg, p.Error):
@@ -384,14 +468,44 @@ class Session:
                 self._answers.append(Answer(rid, msg))
                 if isinstance(msg, p.Error) and answer in ("resumed", "watching"):
                     self.resuming = False  # the seat (or the watch) is still to be taken back
-                return True
-        return False
+                return answer
+        return None
+
+    def _resume_refused(self, refused: p.Error) -> bool:
+        """A resume refused: try it again later if that can help; True when the refusal is no news.
+
+        ``unavailable``: the store did not answer, ask again after a pause. A
+        rematch's new match ``not_found``: it may be a moment behind its
+        announcement, so ask again a few times, then go back to the old
+        match (its result), saying so.
+        """
+        if refused.code == p.ErrorCode.UNAVAILABLE:
+            self._again(RESUME, "taking the seat back")
+            return True
+        old = self._rematched_from
+        if refused.code != p.ErrorCode.NOT_FOUND or old is None or self.token is None:
+            return False
+        if self._tries.get(RESUME, 0) < REMATCH_TRIES:
+            self._again(RESUME, "taking the seat in the rematch")
+            return True
+        new, self._rematched_from = self.match, None
+        self._events.append(
+            p.Error(
+                code=p.ErrorCode.NOT_FOUND,
+                message=f"the rematch {new} could not be found; back to the result of {old}",
+            )
+        )
+        self.match = old
+        self._new_match()
+        self.resume()
+        return True
 
     def _new_match(self) -> None:
         """A match (first seat, other seat, rematch) starts from nothing: no event, move or command."""
         self.last_ev, self.next_seq, self.unacked = 0, 1, {}
         self.game, self._view, self._confirmed, self._trusted = None, None, 0, []
         self._unconfirmed, self._settled, self._held = {}, set(), []
+        self._tries, self._due = {}, set()
         self._new_line()
 
     # ----------------------------------------------------------- the racer
@@ -410,6 +524,8 @@ class Session:
         # and a later resume asking after ours would skip the new events numbered up to it.
         self.last_ev = msg.ev
         self.resuming = False
+        if msg.match == self._rematched_from or msg.match == self.match:
+            self._rematched_from = None  # seated in the rematch (or back in the old match)
         acked = min(self.unacked, default=self.next_seq) - 1
         if msg.last_seq < acked:
             self._lost_moves(msg.last_seq, acked)
@@ -426,6 +542,8 @@ class Session:
             self._observe(missed)
             if isinstance(missed, p.Rematched):  # it happened while we were away
                 self._on_rematched(missed)
+        if not self.unacked:  # else the moves sent again may meet the same store: tries go on counting
+            self._tries.pop(RESUME, None)
         if self.match == msg.match:  # else a rematch in ``missed`` moved us on: its resume flushes
             self._flush()
 
@@ -491,6 +609,7 @@ class Session:
         for seq in [s for s in self.unacked if s < msg.seq]:
             del self.unacked[seq]  # acknowledged before, their acks lost with a line
         del self.unacked[msg.seq]
+        self._tries.pop(RESUME, None)  # the store takes moves again
         if isinstance(msg, p.Ack):
             self._view, self._confirmed = msg.view, msg.seq
         elif msg.seq > self._confirmed:
@@ -545,8 +664,11 @@ class Session:
             return False
         if msg.seq not in self.unacked:  # acknowledged (applied) or voided already
             return False
-        if msg.code == p.ErrorCode.UNAVAILABLE and self.version != 1:
-            self.resume()  # not known to be applied or not: the snapshot says, and the rest goes again
+        if msg.code == p.ErrorCode.UNAVAILABLE:
+            # Not known to be applied or not: after a pause, the snapshot of a resume says, and the
+            # rest goes again. Until then later moves wait, and refusals of those on the wire are past.
+            self._new_line()
+            self.resuming = self._again(RESUME, f"move {msg.seq} ({self.unacked[msg.seq]}) and those after it")
             return True
         voided = sorted(s for s in self.unacked if s >= msg.seq)
         self._stale = [s for s in voided if msg.seq < s <= self._sent_seq]
@@ -566,6 +688,7 @@ class Session:
     def _on_rematched(self, msg: p.Rematched) -> None:
         if self.token is None:  # a spectator: the old match stays what it watches
             return
+        self._rematched_from = self.match
         self.match = msg.match
         self._new_match()
         self.resume()  # the same token holds the same seat in the new match
@@ -631,18 +754,30 @@ class Session:
         self._settled.update(kinds)
         for kind in kinds:
             self._unconfirmed.pop(kind, None)
+            self._tries.pop(kind, None)
+        # a repeated ready or rematch is not answered; a repeated finish or resign is refused
+        self._late += sum(again for kind, again in self._awaiting if kind in kinds and kind in REFUSED_AGAIN)
         self._awaiting = [(kind, again) for kind, again in self._awaiting if kind not in kinds]
 
     def _on_refused(self, msg: p.Error) -> bool:
         """An error no request waits for refuses the oldest kept command sent here; False to drop it.
 
-        Kept commands are refused with ``wrong_phase`` only. The refusal of a resend is
-        dropped: the command was repeated because the line died under it, and what it
-        asked for either happened meanwhile or no longer can (the game ended, the race started).
+        Kept commands are refused with ``wrong_phase``, or ``unavailable`` when the
+        store did not answer: that one is sent again after a pause (``_again``). The
+        refusal of a resend is dropped: the command was repeated because the line died
+        under it (or the store did not answer it), and what it asked for either happened
+        meanwhile or no longer can (the game ended, the race started).
         """
-        if msg.code != p.ErrorCode.WRONG_PHASE or not self._awaiting:
+        if msg.code == p.ErrorCode.WRONG_PHASE and not self._awaiting and self._late:
+            self._late -= 1
+            return False
+        if msg.code not in (p.ErrorCode.WRONG_PHASE, p.ErrorCode.UNAVAILABLE) or not self._awaiting:
             return True
         kind, again = self._awaiting.pop(0)
+        if msg.code == p.ErrorCode.UNAVAILABLE:
+            if kind in self._unconfirmed and not self._again(kind, f"{kind} was not taken"):
+                self._unconfirmed.pop(kind, None)
+            return False
         self._unconfirmed.pop(kind, None)
         return not again
 

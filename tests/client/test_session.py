@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import pytest
 
-from client.session import ClientError, MoveRejected, Session
+import random
+
+from client.session import (
+    REMATCH_TRIES,
+    RETRY_FIRST_S,
+    RETRY_LONGEST_S,
+    RETRY_TRIES,
+    ClientError,
+    MoveRejected,
+    Session,
+)
 from server import protocol as p
 from server.engine import Game, IllegalMove
 
@@ -155,6 +165,10 @@ def test_unavailable_resumes_and_sends_the_move_again() -> None:
     session.data_to_send()
     session.receive_message(server.rejected(1, p.ErrorCode.UNAVAILABLE))  # maybe applied, maybe not
     assert session.resuming and session.unacked == {1: "T"}
+    assert session.data_to_send() == []  # not at once: the store is away, the wrapper waits a pause
+    pause = session.retry_timer()
+    assert pause is not None and 0 < pause <= RETRY_FIRST_S and session.retry_timer() is None
+    session.retry()
     (resume,) = session.data_to_send()
     assert isinstance(resume, p.Resume)
     session.receive_message(server.resumed())  # it was not: sent again
@@ -250,3 +264,123 @@ def test_a_finish_written_into_a_dead_line_goes_again_after_the_resume() -> None
     session.data_to_send()
     session.receive_message(server.resumed())
     assert [type(m) for m in session.data_to_send()] == [p.Finish]
+
+
+def unavailable() -> p.Error:
+    return p.Error(code=p.ErrorCode.UNAVAILABLE, message="the store did not answer")
+
+
+@pytest.mark.parametrize("command", [p.Finish(), p.Resign()])
+def test_a_seat_command_the_store_did_not_take_goes_again_after_a_growing_jittered_pause(
+    command: p.Finish | p.Resign,
+) -> None:
+    session = seated(Server())
+    session.rng = random.Random(7)
+    session.events_received()
+    session.command(command)
+    assert session.data_to_send() == [command]
+    pauses = []
+    for _ in range(3):
+        session.receive_message(unavailable())
+        assert session.events_received() == []  # not news while it is tried again
+        pause = session.retry_timer()
+        assert pause is not None
+        pauses.append(pause)
+        assert session.data_to_send() == []
+        session.retry()
+        assert session.data_to_send() == [command]
+    bases = [RETRY_FIRST_S * 2**n for n in range(3)]
+    assert all(base / 2 <= pause <= base for pause, base in zip(pauses, bases, strict=True))
+    # it landed this time: the finished event settles it, and a late refusal of a repeat is no news
+    session.receive_message(p.Finished(ev=10, seat=0, score=70, reason=command.type, at=5))
+    session.receive_message(p.Error(code=p.ErrorCode.WRONG_PHASE, message="your game has ended"))
+    assert [type(e) for e in session.events_received()] == [p.Finished]
+    session.retry()
+    assert session.data_to_send() == []
+
+
+def test_a_seat_command_is_given_up_with_a_message_after_the_last_try() -> None:
+    session = seated(Server())
+    session.events_received()
+    session.command(p.Finish())
+    session.data_to_send()
+    pauses = []
+    for _ in range(RETRY_TRIES):
+        session.receive_message(unavailable())
+        pauses.append(session.retry_timer())
+        session.retry()
+        assert session.data_to_send() == [p.Finish()]
+    assert max(p for p in pauses if p is not None) <= RETRY_LONGEST_S
+    session.receive_message(unavailable())
+    (gave_up,) = session.events_received()
+    assert isinstance(gave_up, p.Error) and gave_up.code == p.ErrorCode.UNAVAILABLE
+    assert "gave up" in gave_up.message and "finish" in gave_up.message
+    assert session.retry_timer() is None
+    session.disconnected()
+    session.connected()
+    session.data_to_send()
+    session.receive_message(Server().resumed())
+    assert not any(isinstance(m, p.Finish) for m in session.data_to_send())  # given up: not sent again
+
+
+def test_a_resume_the_store_did_not_answer_is_asked_again_after_a_pause() -> None:
+    server = Server()
+    session = seated(server)
+    session.move("T")
+    session.data_to_send()
+    session.receive_message(server.rejected(1, p.ErrorCode.UNAVAILABLE))
+    session.retry_timer()
+    session.retry()
+    assert [type(m) for m in session.data_to_send()] == [p.Resume]
+    session.events_received()
+    session.receive_message(unavailable())  # the resume's answer: the store is still away
+    assert session.events_received() == [] and session.retry_timer() is not None
+    session.retry()
+    assert [type(m) for m in session.data_to_send()] == [p.Resume]
+    session.receive_message(server.resumed())
+    assert moves_sent(session) == [(1, "T")]
+
+
+def rematched(server: Server, session: Session) -> str:
+    """Both asked for a rematch: the session moves to the new code and resumes it."""
+    new = "KMNPQRTU"
+    session.receive_message(p.Rematched(ev=20, match=new))
+    (resume,) = session.data_to_send()
+    assert isinstance(resume, p.Resume) and resume.match == new
+    return new
+
+
+def test_a_rematch_that_cannot_be_found_is_asked_for_again_then_left_for_the_old_result() -> None:
+    server = Server()
+    session = seated(server)
+    new = rematched(server, session)
+    session.events_received()
+    not_found = p.Error(code=p.ErrorCode.NOT_FOUND, message="no such match")
+    for _ in range(REMATCH_TRIES):
+        session.receive_message(not_found)
+        assert session.events_received() == [] and session.retry_timer() is not None
+        session.retry()
+        (resume,) = session.data_to_send()
+        assert isinstance(resume, p.Resume) and resume.match == new
+    session.receive_message(not_found)
+    (told,) = session.events_received()
+    assert isinstance(told, p.Error) and new in told.message and MATCH in told.message
+    (resume,) = session.data_to_send()
+    assert isinstance(resume, p.Resume) and (resume.match, resume.last_ev) == (MATCH, 0)
+    session.receive_message(server.resumed())
+    assert session.match == MATCH and session.holding
+
+
+def test_a_rematch_found_on_a_later_try_seats_the_session_there() -> None:
+    server = Server()
+    session = seated(server)
+    new = rematched(server, session)
+    session.receive_message(p.Error(code=p.ErrorCode.NOT_FOUND, message="no such match"))
+    session.retry_timer()
+    session.retry()
+    session.data_to_send()
+    resumed = server.resumed().model_copy(update={"match": new, "ev": 3, "last_seq": 0})
+    session.receive_message(resumed)
+    assert session.match == new and session.holding
+    session.receive_message(p.Error(code=p.ErrorCode.NOT_FOUND, message="late"))  # no fall back now
+    assert session.match == new
