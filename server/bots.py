@@ -52,7 +52,6 @@ log = logging.getLogger(__name__)
 
 PACE_S = (0.6, 1.6)  # seconds between moves, uniform: a brisk human
 WAIT_ALONE_S = 30.0  # nobody there (a page reloading comes back): then the bot leaves or finishes
-RETRY_S = 1.0  # before resuming again when the store did not answer
 NAMES = {"greedy": "Greedy bot", "lookahead": "Lookahead bot"}
 
 
@@ -102,6 +101,7 @@ class BotPeer:
         self._alone = False  # every human's game has ended
         self._met = False  # its human was seen connected in this match (a rematch's comes later)
         self._alone_since: float | None = None  # since when it waits with nobody there (monotonic)
+        self._retry_at: float | None = None  # when the session retries what the store did not take
 
     # ---------------------------------------------------------- peer side
 
@@ -138,9 +138,15 @@ class BotPeer:
         try:
             while True:
                 try:
-                    async with asyncio.timeout(self._patience()):
+                    async with asyncio.timeout(self._wait()):
                         item = await self._inbox.get()
-                except TimeoutError:  # left alone for WAIT_ALONE_S, in a lobby or at a result
+                except TimeoutError:  # a retry is due, or left alone for WAIT_ALONE_S
+                    if self._retry_at is not None and time.monotonic() >= self._retry_at:
+                        self._retry_at = None
+                        self.session.retry()
+                        await self._send()
+                        self._arm_retry()
+                        continue
                     if not self._company():
                         await self._give_up()
                         return
@@ -154,12 +160,12 @@ class BotPeer:
                     self.session.receive(item)
                 else:
                     self.session.receive_message(item)
-                for answer in self.session.answers_received():
-                    await self._answered(answer.message)
+                self.session.answers_received()  # its requests' answers are events too
                 for msg in self.session.events_received():
                     if not await self._on(msg):
                         return
                 await self._send()
+                self._arm_retry()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -167,10 +173,11 @@ class BotPeer:
         finally:
             await self._leave()
 
-    async def _answered(self, reply: p.Message) -> None:
-        if isinstance(reply, p.Error) and reply.code == p.ErrorCode.UNAVAILABLE and not self.session.holding:
-            await asyncio.sleep(RETRY_S)  # the store did not answer the resume: again, later
-            await self.resume()
+    def _arm_retry(self) -> None:
+        """Keep the pause the session asked for before it sends again what the store did not take."""
+        delay = self.session.retry_timer()
+        if delay is not None and self._retry_at is None:
+            self._retry_at = time.monotonic() + delay
 
     async def _on(self, msg: p.Message) -> bool:
         """Act on one message; False when the bot is done."""
@@ -198,8 +205,13 @@ class BotPeer:
             return False
         return True
 
+    def _wait(self) -> float | None:
+        """How long the bot waits for a message: until a retry is due, or its patience ends."""
+        due = None if self._retry_at is None else max(0.0, self._retry_at - time.monotonic())
+        return min((w for w in (self._patience(), due) if w is not None), default=None)
+
     def _patience(self) -> float | None:
-        """How long the bot waits for a message: for ever, unless it waits alone for company."""
+        """How long the bot waits alone for company; None when it is not alone (for ever)."""
         if self._alone_since is None:
             return None
         return max(0.0, self._alone_since + WAIT_ALONE_S - time.monotonic())

@@ -175,6 +175,7 @@ class Hub:
                 if not decision:
                     return decision
                 expected = lm.match.ev
+                await self._open_rematches(lm, decision)
                 try:
                     shift = await self._append(lm.match.id, expected, decision)
                 except Conflict as exc:
@@ -194,7 +195,6 @@ class Hub:
                     decision = [with_ev(e, e.ev + shift) for e in decision]
                     if lm.match.ev < decision[0].ev - 1:  # unless the bus brought them meanwhile
                         await self.recovery.catch_up(lm)
-                await self._open_rematches(lm, decision)
                 self.apply(lm, decision)
                 if self.bus.shared:
                     await self.publish(lm.match.id, decision)
@@ -235,11 +235,17 @@ class Hub:
             lm.spectators.post(data)
 
     async def _open_rematches(self, lm: LiveMatch, events: list[Event]) -> None:
-        """A rematch decided: open its new match here, once, before anyone hears of it.
+        """A rematch decided: open its new match before the decision is written.
 
-        ``rematched`` sends every racer (here, and over the bus elsewhere) to
-        resume the new code at once: announced before its log was written, a
-        resume on another process found no such match (``not_found``).
+        ``rematched`` sends every racer (here, and elsewhere) to resume the new
+        code at once, and a process that reads the old log (a catch-up after a
+        gap, a conflict, a settle) tells its racers as soon as it finds
+        ``rematch_opened`` there: with the new log written after it, a resume
+        in between found no such match (``not_found``). Opened first, the
+        announcement always names a match that exists. If the open fails, so
+        does the rematch (``unavailable``: the client asks again, and a new code
+        is drawn); a new match opened for a decision that then lost its append
+        is a lobby nobody knows of, forgotten with the other lobbies.
         """
         for e in events:
             if isinstance(e, RematchOpened):
@@ -248,8 +254,7 @@ class Hub:
                     await self.open(lm.match.rematch_log(e.match, seed, self.clock()))
                 except Conflict:
                     log.warning("rematch id %s was taken", e.match)
-                except Refused:  # the store did not answer; the decision is durable: it is told all the same
-                    log.warning("rematch %s could not be opened", e.match)
+                    raise Refused(ErrorCode.UNAVAILABLE, "the rematch's code was taken; ask again") from None
 
     async def _after(self, lm: LiveMatch, events: list[Event]) -> None:
         """Follow-ups of a decision: the followers'."""

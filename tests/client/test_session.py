@@ -6,9 +6,9 @@ play is its ``revealed()`` and ``check()``, as ``server/match/render.py`` makes 
 
 from __future__ import annotations
 
-import pytest
-
 import random
+
+import pytest
 
 from client.session import (
     REMATCH_TRIES,

@@ -442,3 +442,56 @@ async def test_a_rematch_is_announced_only_once_its_match_exists(shared_url: str
     finally:
         for proc in procs:
             proc.kill()
+
+
+async def test_a_catch_up_between_the_rematch_s_writes_never_sends_a_racer_to_a_missing_match(
+    redis_url: str,
+) -> None:
+    """A process that reads the old log finds ``rematch_opened`` only once the new match exists.
+
+    The deciding process wrote the decision into the old match's log, then
+    opened the new match (stalled here: ``tests/slow_rematch_server.py``).
+    Meanwhile the other process caught up from the log (Ann resuming from a
+    new connection there: recording her connect conflicted with the decision)
+    and told her ``rematched``; her resume of the new code was ``not_found``.
+    The new match is now opened before the decision is written.
+    """
+    procs = [
+        ServerProcess("--redis", redis_url, module="tests.slow_rematch_server").start() for _ in range(2)
+    ]
+    try:
+        a, b, created, joined = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        for racer in (a, b):
+            await racer.send({"type": "finish"})
+        for racer in (a, b):
+            await racer.expect("result", timeout=15)
+        await a.send({"type": "rematch"})
+        await b.expect("lobby", timeout=15)  # a's wish is known on b's process: b's rematch decides it there
+        await b.send({"type": "rematch"})
+        client = redis.asyncio.Redis.from_url(redis_url)
+        events_key = f"grip:match:{{{created['match']}}}:events"
+
+        async def decided() -> bool:
+            return any(b"rematch_opened" in b"".join(e.values()) for _, e in await client.xrange(events_key))
+
+        async with asyncio.timeout(15):
+            while not await decided():
+                await asyncio.sleep(0.01)
+        await client.aclose()
+        # Ann takes her seat again on her process from a new line, before it heard of the decision
+        ann = await WsClient.connect(procs[0].url)
+        resumed = await ann.request(
+            {"type": "resume", "match": created["match"], "token": created["token"]}, "resumed"
+        )
+        told = [m["match"] for m in resumed["missed"] if m["type"] == "rematched"]
+        code = told[0] if told else (await ann.expect("rematched", timeout=15))["match"]
+        await ann.send({"type": "resume", "match": code, "token": created["token"]})
+        answer = await ann.recv()
+        while answer["type"] not in ("resumed", "error"):
+            answer = await ann.recv()
+        assert answer["type"] == "resumed", answer
+        await b.request({"type": "resume", "match": code, "token": joined["token"]}, "resumed")
+    finally:
+        for proc in procs:
+            proc.kill()
