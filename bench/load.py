@@ -393,12 +393,23 @@ class Player:
         self.wire: Wire | None = None
         self.inbox: deque[p.Message] = deque()
         self.waiter: asyncio.Future[None] | None = None
+        self.retry_armed = False
 
     def flush(self) -> None:
-        """Write what the session has to send."""
+        """Write what the session has to send; keep the pause it asks before a retry (the store away)."""
         assert self.wire is not None
         for message in self.session.data_to_send():
             self.wire.send(p.encode(message))
+        delay = self.session.retry_timer()
+        if delay is not None and not self.retry_armed:
+            self.retry_armed = True
+            asyncio.get_running_loop().call_later(delay, self.retry)
+
+    def retry(self) -> None:
+        self.retry_armed = False
+        if self.wire is not None and not self.wire.closed.done():
+            self.session.retry()
+            self.flush()
 
     async def greet(self) -> None:
         """v2 is asked for with a hello (v1 needs none)."""

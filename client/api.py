@@ -29,6 +29,12 @@ so no move is lost or doubled, and every ``play()`` gets its ``ack``. After
 ``rematched`` the session takes its seat in the new match with the same token
 and numbers moves from 1 again. When the connection is gone for good,
 ``events()`` raises ``ConnectionLost`` and so does every later send.
+
+A seat command, a move or a resume the server answers ``unavailable`` (its
+store did not answer) is sent again by the session after a pause it asks
+for (``Session.retry_timer``), which this class keeps with one timer; after
+``RETRY_TRIES`` the session gives up, and ``events()`` yields an ``error``
+saying what was not done.
 """
 
 from __future__ import annotations
@@ -134,6 +140,8 @@ class Client:
         self._closing = False
         self._reconnecting = False
         self._ended = False
+        self._retry: asyncio.TimerHandle | None = None  # the session's next retry (``_arm_retry``)
+        self._retrying: set[asyncio.Task[None]] = set()  # its writes, kept from the collector
 
     # ------------------------------------------------------------ the session's state
 
@@ -543,6 +551,9 @@ class Client:
     def _end(self, reason: str) -> None:
         """The connection is over for good: fail whoever waits, and tell ``events()``."""
         self._ended = True
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
         lost = not self._closing
         if lost:
             self.lost = reason
@@ -604,6 +615,34 @@ class Client:
         self._on_pairing(msg, answered)
         for event in session.events_received():
             self._events.put_nowait(event)
+        self._arm_retry()
+
+    def _arm_retry(self) -> None:
+        """Keep the pause the session asked for before it retries (one timer: the earliest asked)."""
+        delay = self.session.retry_timer()
+        if delay is not None and self._retry is None:
+            self._retry = asyncio.get_running_loop().call_later(delay, self._retry_due)
+
+    def _retry_due(self) -> None:
+        """The session's pause is over: let it send again what the server's store did not take.
+
+        Not while the line is being taken back: that resume sends every kept
+        command and unacknowledged move again by itself.
+        """
+        self._retry = None
+        if self._ended or self._closing or self._reconnecting:
+            return
+        self.session.retry()
+        for event in self.session.events_received():
+            self._events.put_nowait(event)
+        self._arm_retry()
+        task = asyncio.ensure_future(self._write_retried())
+        self._retrying.add(task)
+        task.add_done_callback(self._retrying.discard)
+
+    async def _write_retried(self) -> None:
+        with contextlib.suppress(ClientError):  # the line died: the reader resumes, and all goes again
+            await self._write()
 
     def _on_pairing(self, msg: p.Message, answered: bool) -> None:
         """While ``race_anyone`` waits: the pairing, the place given back, or the place lost."""
@@ -636,12 +675,16 @@ class Client:
                 why = f"could not reconnect: {exc}"
                 continue
             self.reconnects += 1
+            asked = self.session.match
             try:
                 await self._rejoin()
                 return None
             except ServerError as exc:
                 why = f"could not resume: {exc}"
-                if exc.code in FINAL_RESUME_ERRORS:
+                # A rematch's new match not found yet is asked again, then left for the old one
+                # (the session's count): going on helps there.
+                rematch = self.session.rematched_from is not None or self.session.match != asked
+                if exc.code in FINAL_RESUME_ERRORS and not rematch:
                     return why
             except ClientError as exc:
                 why = f"could not resume: {exc}"

@@ -208,7 +208,8 @@ class Session:
         self._timer: float | None = None
         #: the match a rematch left, while its new one is not resumed yet: the seat goes back there
         #: if the new one cannot be found
-        self._rematched_from: str | None = None
+        self.rematched_from: str | None = None
+        self._rematched_ev = 0  # the ``rematched`` event's: going back asks for what came after it
         # what comes out
         self._out: list[p.ClientMessage] = []
         self._events: list[p.Message] = []
@@ -294,6 +295,11 @@ class Session:
             return self._board_views.get(seat)
         game = self.boards.get(seat)
         return None if game is None else p.View.model_validate(game.player_view())
+
+    @property
+    def retrying(self) -> bool:
+        """Whether something the server's store did not take waits to be tried again (``retry``)."""
+        return bool(self._tries)
 
     @property
     def trusting(self) -> bool:
@@ -482,13 +488,13 @@ class Session:
         if refused.code == p.ErrorCode.UNAVAILABLE:
             self._again(RESUME, "taking the seat back")
             return True
-        old = self._rematched_from
+        old = self.rematched_from
         if refused.code != p.ErrorCode.NOT_FOUND or old is None or self.token is None:
             return False
         if self._tries.get(RESUME, 0) < REMATCH_TRIES:
             self._again(RESUME, "taking the seat in the rematch")
             return True
-        new, self._rematched_from = self.match, None
+        new, self.rematched_from = self.match, None
         self._events.append(
             p.Error(
                 code=p.ErrorCode.NOT_FOUND,
@@ -497,6 +503,7 @@ class Session:
         )
         self.match = old
         self._new_match()
+        self.last_ev = self._rematched_ev  # not the rematch again: it would send us back there
         self.resume()
         return True
 
@@ -524,8 +531,8 @@ class Session:
         # and a later resume asking after ours would skip the new events numbered up to it.
         self.last_ev = msg.ev
         self.resuming = False
-        if msg.match == self._rematched_from or msg.match == self.match:
-            self._rematched_from = None  # seated in the rematch (or back in the old match)
+        if msg.match == self.rematched_from or msg.match == self.match:
+            self.rematched_from = None  # seated in the rematch (or back in the old match)
         acked = min(self.unacked, default=self.next_seq) - 1
         if msg.last_seq < acked:
             self._lost_moves(msg.last_seq, acked)
@@ -668,7 +675,9 @@ class Session:
             # Not known to be applied or not: after a pause, the snapshot of a resume says, and the
             # rest goes again. Until then later moves wait, and refusals of those on the wire are past.
             self._new_line()
-            self.resuming = self._again(RESUME, f"move {msg.seq} ({self.unacked[msg.seq]}) and those after it")
+            self.resuming = self._again(
+                RESUME, f"move {msg.seq} ({self.unacked[msg.seq]}) and those after it"
+            )
             return True
         voided = sorted(s for s in self.unacked if s >= msg.seq)
         self._stale = [s for s in voided if msg.seq < s <= self._sent_seq]
@@ -688,7 +697,7 @@ class Session:
     def _on_rematched(self, msg: p.Rematched) -> None:
         if self.token is None:  # a spectator: the old match stays what it watches
             return
-        self._rematched_from = self.match
+        self.rematched_from, self._rematched_ev = self.match, msg.ev
         self.match = msg.match
         self._new_match()
         self.resume()  # the same token holds the same seat in the new match

@@ -111,6 +111,18 @@ def snapshot_redis(redis_server: RedisServer, tmp_path: Path) -> Iterator[RedisS
 
 
 @pytest.fixture
+def aof_redis(redis_server: RedisServer, tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis of the test's own, with AOF on so that ``stop``/``start`` (an outage) keeps the data.
+
+    (``redis_server`` only for its check that redis-server is installed.)
+    """
+    server = RedisServer(tmp_path, "--appendonly", "yes", "--appendfsync", "always")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def redis_url(redis_server: RedisServer) -> str:
     """A URL to a fresh, empty database of the throwaway server."""
     import redis

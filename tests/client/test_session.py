@@ -366,7 +366,7 @@ def test_a_rematch_that_cannot_be_found_is_asked_for_again_then_left_for_the_old
     (told,) = session.events_received()
     assert isinstance(told, p.Error) and new in told.message and MATCH in told.message
     (resume,) = session.data_to_send()
-    assert isinstance(resume, p.Resume) and (resume.match, resume.last_ev) == (MATCH, 0)
+    assert isinstance(resume, p.Resume) and (resume.match, resume.last_ev) == (MATCH, 20)
     session.receive_message(server.resumed())
     assert session.match == MATCH and session.holding
 

@@ -10,7 +10,6 @@ import asyncio
 import json
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,22 +166,13 @@ async def test_kill_9_keeps_every_acked_move(servers: list[ServerProcess]) -> No
     assert result["seats"][0]["moves"] == ["T"] * 8
 
 
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    """A Redis of this test's own, with AOF on so a restart keeps the data."""
-    server = RedisServer(tmp_path, "--appendonly", "yes", "--appendfsync", "always")
-    server.start()
-    yield server
-    server.stop()
-
-
-async def test_redis_outage_degrades_then_recovers(own_redis: RedisServer) -> None:
-    procs = [ServerProcess("--redis", own_redis.url, "--rate", "1000").start() for _ in range(2)]
+async def test_redis_outage_degrades_then_recovers(aof_redis: RedisServer) -> None:
+    procs = [ServerProcess("--redis", aof_redis.url, "--rate", "1000").start() for _ in range(2)]
     try:
         a, b, _, _ = await seat_two(procs[0].url, procs[1].url)
         await start(a, b)
         await play_turns(a, 1, 3)
-        own_redis.stop()
+        aof_redis.stop()
         await wait_for(lambda: fully_degraded(procs[0]) and fully_degraded(procs[1]))
         # a newcomer is told, and keeps the connection
         newcomer = await WsClient.connect(procs[1].url)
@@ -196,7 +186,7 @@ async def test_redis_outage_degrades_then_recovers(own_redis: RedisServer) -> No
         outage_ends = asyncio.get_running_loop().time() + 3
         while asyncio.get_running_loop().time() < outage_ends:
             assert await asyncio.to_thread(lambda: all(healthz(p)[0] == 503 for p in procs))
-        own_redis.start()
+        aof_redis.start()
         await wait_for(lambda: healthy(procs[0]) and healthy(procs[1]))
         assert (await newcomer.request({"type": "hello", "name": "Cid"}, "welcome"))["name"] == "Cid"
         # the same seq now goes through, and the other process hears of it over pub/sub
@@ -215,13 +205,13 @@ async def test_redis_outage_degrades_then_recovers(own_redis: RedisServer) -> No
             proc.kill()
 
 
-async def test_a_write_that_lands_after_its_timeout_reaches_every_process(own_redis: RedisServer) -> None:
+async def test_a_write_that_lands_after_its_timeout_reaches_every_process(aof_redis: RedisServer) -> None:
     """Redis frozen: the move times out (``unavailable``), yet Redis runs it once thawed.
 
     Nobody resends, and no later event would reveal the gap: the others must
     still hear of the move, and of the finish that decides the match.
     """
-    procs = [ServerProcess("--redis", own_redis.url, "--rate", "1000").start() for _ in range(2)]
+    procs = [ServerProcess("--redis", aof_redis.url, "--rate", "1000").start() for _ in range(2)]
     try:
         a, b, created, _ = await seat_two(procs[0].url, procs[1].url)
         await start(a, b)
@@ -229,13 +219,13 @@ async def test_a_write_that_lands_after_its_timeout_reaches_every_process(own_re
         await spectator.request({"type": "watch", "match": created["match"]}, "watching")
         await b.send({"type": "finish"})
         await a.expect("finished", timeout=15, seat=1)  # published: Ann's process has it too
-        own_redis.freeze()
+        aof_redis.freeze()
         try:
             await a.send({"type": "move", "seq": 1, "move": "T"})
             refused = await reply(a)
             assert refused["type"] == "rejected" and refused["code"] == "unavailable"
         finally:
-            own_redis.thaw()
+            aof_redis.thaw()
         # Ann's move landed when Redis came back: Bob and the spectator are told, without any resend.
         progress = await b.expect("progress", timeout=20, seat=0)
         assert progress["moves"] == 1

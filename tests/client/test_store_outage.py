@@ -1,0 +1,125 @@
+"""The Python client through an outage of the server's Redis: what it was refused, it sends again.
+
+A real server in process on a real Redis of the test's own (AOF on), which
+is stopped under the racers: every command then gets ``unavailable``
+(redis-py cannot connect). The client must send the seat commands again
+after its pauses, so that the race starts and ends once Redis is back
+(before, a ``ready`` or a ``finish`` refused so was dropped, and the race
+waited for its time limit), and must not wait for good on a rematch whose
+new match cannot be found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from client.api import Client, connect
+from server import protocol as p
+from server.hub import Hub
+from server.match import Event
+from server.match.events import SeatTaken
+from tests.conftest import RedisServer
+
+
+async def until(condition: Callable[[], bool], timeout: float = 15) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+async def no_errors(client: Client) -> list[p.Error]:
+    """The errors the client's events held so far (read without waiting)."""
+    errors = []
+    while not client._events.empty():
+        item = client._events.get_nowait()
+        if isinstance(item, p.Error):
+            errors.append(item)
+    return errors
+
+
+async def test_seat_commands_refused_while_redis_is_down_go_again_once_it_is_back(
+    start_app: Callable[..., Any], aof_redis: RedisServer
+) -> None:
+    app = await start_app(store_url=aof_redis.url, bus_url=aof_redis.url, rate_per_s=1000.0, burst=2000)
+    url = f"ws://127.0.0.1:{app.port}"  # type: ignore[attr-defined]
+    async with await connect(url, name="Ann") as a, await connect(url, name="Bob") as b:
+        seated = await a.create(seed="1")
+        await b.join(seated.match)
+        aof_redis.stop()
+        await a.ready()
+        await b.ready()
+        await until(lambda: a.session.retrying and b.session.retrying)  # both were refused
+        aof_redis.start()
+        await a.next_event(p.Start, timeout=30)
+        await b.next_event(p.Start, timeout=30)
+        await a.play("T")
+        aof_redis.stop()
+        await a.finish()
+        await b.resign()
+        await until(lambda: a.session.retrying and b.session.retrying)
+        aof_redis.start()
+        result = await a.next_event(p.Result, timeout=30)
+        assert [s.reason for s in result.seats] == ["finish", "resign"] and result.winner == 0
+        assert (await b.next_event(p.Result, timeout=30)).winner == 0
+        assert not a.session.retrying and not b.session.retrying
+        assert await no_errors(a) == [] and await no_errors(b) == []
+
+
+async def test_a_seat_command_is_given_up_with_a_message_when_redis_stays_away(
+    start_app: Callable[..., Any], aof_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("client.session.RETRY_TRIES", 2)
+    monkeypatch.setattr("client.session.RETRY_FIRST_S", 0.05)
+    app = await start_app(store_url=aof_redis.url, bus_url=aof_redis.url, rate_per_s=1000.0, burst=2000)
+    url = f"ws://127.0.0.1:{app.port}"  # type: ignore[attr-defined]
+    async with await connect(url, name="Ann") as a, await connect(url, name="Bob") as b:
+        seated = await a.create(seed="1")
+        await b.join(seated.match)
+        aof_redis.stop()
+        await a.ready()
+        gave_up = await a.next_event(p.Error, timeout=30)
+        assert gave_up.code == p.ErrorCode.UNAVAILABLE and "gave up" in gave_up.message
+        assert "ready" in gave_up.message and not a.session.retrying
+
+
+async def test_a_rematch_whose_match_was_not_opened_goes_back_to_the_old_result(
+    start_app: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rematched`` named a match the store does not have (lost: its open never landed).
+
+    The client asked for it again and again, and waited for good. It now
+    asks a few times, then resumes the old match: the result, and a message.
+    """
+    opened_for_real = Hub.open
+
+    async def open_lost(self: Hub, events: list[Event]) -> Any:
+        if sum(isinstance(e, SeatTaken) for e in events) > 1:  # a rematch: its log is lost
+            return None
+        return await opened_for_real(self, events)
+
+    monkeypatch.setattr(Hub, "open", open_lost)
+    monkeypatch.setattr("client.session.RETRY_FIRST_S", 0.05)
+    app = await start_app(rate_per_s=1000.0, burst=2000)
+    url = f"ws://127.0.0.1:{app.port}"  # type: ignore[attr-defined]
+    async with await connect(url, name="Ann") as a, await connect(url, name="Bob") as b:
+        seated = await a.create(seed="1")
+        await b.join(seated.match)
+        await a.ready()
+        await b.ready()
+        await a.next_event(p.Start)
+        await a.finish()
+        await b.finish()
+        await a.next_event(p.Result)
+        await a.rematch()
+        await b.rematch()
+        new = (await a.next_event(p.Rematched)).match
+        told = await a.next_event(p.Error, timeout=30)
+        assert told.code == p.ErrorCode.NOT_FOUND, told
+        assert new in told.message and seated.match in told.message, (told.message, new, seated.match)
+        back = await a.next_event(p.Resumed, timeout=30)
+        assert back.match == seated.match and back.result is not None
+        assert a.match == seated.match and a.session.holding
