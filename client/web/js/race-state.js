@@ -15,6 +15,13 @@
 import { ClientGame, IllegalMove, InvalidMove, InvalidView, RevealMismatch } from "./engine/index.js";
 
 const COUNTDOWN_MS = 3000; // from "countdown" to "start" (server/match.py)
+// What the server's store did not take (`unavailable`) is sent again after a pause that doubles
+// (with jitter), RETRY_TRIES times at most: client/session.py's numbers.
+export const RETRY_TRIES = 8;
+const RETRY_FIRST_MS = 250;
+const RETRY_LONGEST_MS = 4000;
+/** Seat commands kept until the server is seen to apply them; a repeat of one is harmless. */
+const KEPT = ["ready", "finish", "resign", "rematch"];
 /** What a move or a reveal that does not fit throws: the engine and the server disagree. */
 const DISAGREES = [IllegalMove, InvalidMove, InvalidView, RevealMismatch];
 
@@ -78,6 +85,13 @@ export class RaceState {
     this.resyncing = false; // a snapshot (`resumed`, `watching`) is on its way: what comes before it is past
     this.divergences = 0; // times a check or reveal disagreed with the engine here
     this.refusal = null; // the last `rejected` that refused a move of this page's (not a stale one)
+    this.kept = new Set(); // seat commands sent and not yet seen to take effect (KEPT)
+    this.awaiting = []; // kept commands sent on this line and not answered, in order
+    this.tries = {}; // what the store did not take (a kept command, or "resume") -> tries so far
+    this.due = new Set(); // what the next retry() sends again
+    this.timer = null; // the pause before it (ms), handed over once by retryTimer()
+    this.resumeSent = false; // a resume is on the wire, unanswered
+    this.gaveUp = null; // what was given up, once tried RETRY_TRIES times (for the page to say)
     this.revision = 0; // counts what was played and received: a board's view is made once per revision
     this.views = new WeakMap(); // game -> {revision, view}
   }
@@ -147,6 +161,8 @@ export class RaceState {
    * and refusals are past news (the `resumed` snapshot says what was applied). */
   resumeFrame() {
     this.resyncing = true;
+    this.resumeSent = true;
+    this.awaiting = []; // a new line, or a snapshot: what is unconfirmed goes again after it
     return { type: "resume", match: this.code, token: this.token, last_ev: this.lastEv };
   }
 
@@ -174,6 +190,76 @@ export class RaceState {
     return { type: "move", seq, move: recorded[0].text };
   }
 
+  /** A seat command (`ready`, `finish`, `resign`, `rematch`): its frame, kept until it takes effect. */
+  command(type) {
+    if (KEPT.includes(type)) {
+      this.kept.add(type);
+      this.awaiting.push(type);
+    }
+    return { type };
+  }
+
+  /** An `error` the page got: whether it is being tried again (then it is no news). A kept command
+   * or a resume the store did not take goes again after a pause (retryTimer, retry); after
+   * RETRY_TRIES, `gaveUp` names it and the error is news. A `wrong_phase` ends a kept command. */
+  refused(msg) {
+    if (msg.code === "unavailable" && this.resumeSent) {
+      this.resumeSent = false;
+      return this.again("resume");
+    }
+    if (!["unavailable", "wrong_phase"].includes(msg.code) || !this.awaiting.length) return false;
+    const type = this.awaiting.shift();
+    if (msg.code === "wrong_phase" || !this.again(type)) this.kept.delete(type);
+    return this.kept.has(type);
+  }
+
+  again(kind) {
+    const tries = (this.tries[kind] || 0) + 1;
+    if (tries > RETRY_TRIES) {
+      delete this.tries[kind];
+      this.gaveUp = kind;
+      if (kind === "resume") this.resyncing = false;
+      return false;
+    }
+    this.tries[kind] = tries;
+    this.due.add(kind);
+    const base = Math.min(RETRY_FIRST_MS * 2 ** (tries - 1), RETRY_LONGEST_MS);
+    this.timer = base / 2 + (Math.random() * base) / 2;
+    return true;
+  }
+
+  /** The pause (ms) before calling retry(), if one was asked since the last call; else null. */
+  retryTimer() {
+    const timer = this.timer;
+    this.timer = null;
+    return timer;
+  }
+
+  /** The pause is over: the frames to send again. */
+  retry() {
+    const due = this.due;
+    this.due = new Set();
+    if (due.has("resume") && this.seat !== null) return this.resumeSent ? [] : [this.resumeFrame()];
+    if (this.resyncing) return []; // the resume's answer sends the kept commands again
+    return [...due].filter((type) => this.kept.has(type) && !this.awaiting.includes(type)).map((type) => this.command(type));
+  }
+
+  /** What the server shows to have taken effect: those kept commands are done. */
+  observe(msg) {
+    const done = [];
+    if (msg.type === "lobby") {
+      const mine = msg.seats.find((s) => s.seat === this.seat);
+      if (msg.status !== "lobby" || (mine && mine.ready)) done.push("ready");
+      if (mine && mine.rematch) done.push("rematch");
+      if (msg.status === "finished") done.push("finish", "resign");
+    } else if (msg.type === "finished" && msg.seat === this.seat) done.push("finish", "resign");
+    for (const type of done) {
+      this.kept.delete(type);
+      delete this.tries[type];
+    }
+    this.awaiting = this.awaiting.filter((type) => !done.includes(type));
+  }
+
   // ------------------------------------------------------------ what the server sent
 
   /**
@@ -184,6 +270,7 @@ export class RaceState {
   receive(msg, replay = false) {
     this.revision += 1;
     if (typeof msg.ev === "number" && msg.ev > this.lastEv) this.lastEv = msg.ev;
+    if (msg.type === "lobby" || msg.type === "finished") this.observe(msg);
     switch (msg.type) {
       case "joined":
         this.seat = msg.seat;
@@ -288,6 +375,7 @@ export class RaceState {
     agrees = agrees && game.check() === msg.check;
     this.trusted.shift();
     this.confirmed = msg.seq;
+    delete this.tries.resume; // the store takes moves again
     later.reverse().forEach((move, i) => {
       const recorded = tryPlay(game, move); // none depends on a hidden card: a refusal means divergence
       if (recorded) this.trusted[i].recorded = recorded;
@@ -307,13 +395,20 @@ export class RaceState {
     }
     if (!this.trusted.some((m) => m.seq === msg.seq)) return [];
     this.refusal = msg;
-    if (msg.code === "out_of_order" || msg.code === "unavailable" || !msg.view) return this.resync();
+    if (msg.code === "unavailable") {
+      // maybe applied, maybe not: a resume says, after a pause (the store is away); until then the
+      // board waits, and the refusals of the moves behind it are past news
+      this.resyncing = this.again("resume");
+      return [];
+    }
+    if (msg.code === "out_of_order" || !msg.view) return this.resync();
     this.stale = this.trusted.filter((m) => m.seq > msg.seq).map((m) => m.seq);
     return this.rebuild(msg.view, msg.last_seq, []);
   }
 
   resumed(msg) {
     this.seat = msg.seat;
+    this.resumeSent = false;
     for (const m of msg.missed) this.receive(m, true);
     this.lobby = msg.lobby;
     for (const p of msg.opponents) this.progress[p.seat] = p;
@@ -326,7 +421,11 @@ export class RaceState {
     // The moves after the server's last one go again (lost in a drop, or never answered); if the
     // server lost moves it had acknowledged, the later ones were chosen on a board that no longer is.
     const again = msg.last_seq < this.confirmed ? [] : this.trusted.filter((m) => m.seq > msg.last_seq);
-    return this.rebuild(msg.view, msg.last_seq, again);
+    if (!again.length) delete this.tries.resume; // else the moves sent again may meet the same store
+    this.observe(msg.lobby);
+    // the seat commands not seen to take effect go again (a repeat is harmless)
+    const commands = [...this.kept].filter((type) => !this.awaiting.includes(type)).map((type) => this.command(type));
+    return [...this.rebuild(msg.view, msg.last_seq, again), ...commands];
   }
 
   watching(msg) {

@@ -26,6 +26,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     fatal: null, // why this page cannot show the race (a sentence)
     fatalCode: null,
     resumeTries: 0,
+    retryTimer: 0, // the race state's next retry of what the server's store did not take
     confirm: null, // {key, sent}: Finish or Resign asks once more; kept across redraws
     confirmTimer: 0,
     hint: null, // the hint shown (a move, or "" for none), until the board changes
@@ -48,6 +49,17 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
 
   function send(frames) {
     for (const f of frames) net.send(f);
+    armRetry();
+  }
+  /** Keep the pause the race state asks before it sends again what the server's store did not take. */
+  function armRetry() {
+    const pause = state.retryTimer();
+    if (pause === null || ui.retryTimer) return;
+    ui.retryTimer = setTimeout(() => {
+      ui.retryTimer = 0;
+      if (net.online) send(state.retry());
+      else state.due.clear(); // the reconnect's resume sends everything again
+    }, pause);
   }
   function resume() {
     if (!ui.takenOver) net.send(state.resumeFrame());
@@ -89,7 +101,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     // practice has nobody to wait for; a quick race's racer asked to race now
     if ((lb.solo || (lb.quick && !lb.called_off)) && lb.status === "lobby" && me && !me.ready && !ui.readySent) {
       ui.readySent = true;
-      net.send({ type: "ready" });
+      net.send(state.command("ready"));
     }
   }
 
@@ -169,7 +181,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
           rematchAsked: ui.rematchAsked || Boolean(lb.seats.find((x) => x.seat === state.seat)?.rematch),
           onRematch: () => {
             ui.rematchAsked = true;
-            net.send({ type: "rematch" });
+            net.send(state.command("rematch"));
             drawPanel();
           },
         }),
@@ -182,7 +194,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
           bot: ui.bot,
           toast,
           net,
-          onReady: () => net.send({ type: "ready" }),
+          onReady: () => net.send(state.command("ready")),
           onLeave: () => {
             net.send({ type: "leave" });
             forgetSeat(code);
@@ -255,8 +267,8 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
           }),
         );
       }
-      actions.append(confirmButton("finish", "finish_confirm", () => net.send({ type: "finish" })));
-      if (!lb.solo) actions.append(confirmButton("resign", "resign_confirm", () => net.send({ type: "resign" })));
+      actions.append(confirmButton("finish", "finish_confirm", () => net.send(state.command("finish"))));
+      if (!lb.solo) actions.append(confirmButton("resign", "resign_confirm", () => net.send(state.command("resign"))));
     }
     side.append(actions);
     if (playing) side.append(playableToggle());
@@ -356,7 +368,8 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
         beep(880, 120);
         break;
       case "rematched":
-        saveSeat(msg.match, state.token, state.seat, ui.bot ? { bot: ui.bot } : {});
+        // `from`: the match to go back to, should the new one never be found
+        saveSeat(msg.match, state.token, state.seat, { from: code, ...(ui.bot ? { bot: ui.bot } : {}) });
         navigate(`/m/${msg.match}`);
         return true;
     }
@@ -370,10 +383,21 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
       drawAll();
       return;
     }
+    if (state.refused(msg)) {
+      armRetry(); // the store did not answer: it goes again after a pause, and is no news yet
+      return;
+    }
     if (msg.code === "not_found" && state.token && !state.lobby && ui.resumeTries < 3) {
       // a rematch's new match may be a moment behind its announcement
       ui.resumeTries += 1;
       setTimeout(resume, 400 * ui.resumeTries);
+      return;
+    }
+    if (msg.code === "not_found" && state.token && !state.lobby && saved && saved.from) {
+      // the rematch's new match was never opened: back to the old race's result, saying so
+      forgetSeat(code);
+      toast(errorText("rematch_lost"));
+      navigate(`/m/${saved.from}`, true);
       return;
     }
     if (ui.askName && msg.code === "not_allowed") {
@@ -408,6 +432,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     destroy() {
       clock.stop();
       clearTimeout(ui.confirmTimer);
+      clearTimeout(ui.retryTimer);
       for (const o of document.querySelectorAll(".countdown")) o.remove();
     },
     onStatus() {

@@ -159,6 +159,7 @@ export default {
     err_bad_message: "Der Server hat eine Anfrage der Seite abgelehnt. Bitte neu laden.",
     err_unknown_type: "Der Server hat eine Anfrage nicht verstanden. Bitte die Seite neu laden.",
     err_not_found: "Dieses Rennen gibt es nicht oder es ist abgelaufen.",
+    err_rematch_lost: "Die Revanche konnte nicht eröffnet werden. Hier ist das Ergebnis des letzten Rennens.",
     err_full: "Beide Plätze sind besetzt. Zuschauen geht aber.",
     err_bad_token: "Dein Platz in diesem Rennen wurde nicht gefunden.",
     err_wrong_phase: "Das geht in diesem Moment des Rennens nicht.",

@@ -159,6 +159,7 @@ export default {
     err_bad_message: "The page sent a request the server did not accept. Please reload.",
     err_unknown_type: "The server did not understand a request. Please reload the page.",
     err_not_found: "That race does not exist or has expired.",
+    err_rematch_lost: "The rematch could not be opened. Here is your last race's result.",
     err_full: "Both seats in this race are taken. You can still watch it.",
     err_bad_token: "Your seat in this race could not be found.",
     err_wrong_phase: "That cannot be done at this point of the race.",

@@ -159,6 +159,7 @@ export default {
     err_bad_message: "Il server ha rifiutato una richiesta della pagina. Ricarica la pagina.",
     err_unknown_type: "Il server non ha capito una richiesta. Ricarica la pagina.",
     err_not_found: "Questa sfida non esiste o è scaduta.",
+    err_rematch_lost: "La rivincita non è stata aperta. Ecco il risultato dell'ultima sfida.",
     err_full: "I due posti sono già occupati. Puoi comunque guardare.",
     err_bad_token: "Il tuo posto in questa sfida non è stato trovato.",
     err_wrong_phase: "Non si può fare in questo momento della sfida.",

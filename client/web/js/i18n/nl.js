@@ -159,6 +159,7 @@ export default {
     err_bad_message: "De server weigerde een verzoek van de pagina. Laad de pagina opnieuw.",
     err_unknown_type: "De server begreep een verzoek niet. Laad de pagina opnieuw.",
     err_not_found: "Deze wedstrijd bestaat niet of is verlopen.",
+    err_rematch_lost: "De revanche kon niet worden geopend. Hier is de uitslag van de vorige wedstrijd.",
     err_full: "Beide plaatsen zijn bezet. Kijken kan nog wel.",
     err_bad_token: "Je plaats in deze wedstrijd is niet gevonden.",
     err_wrong_phase: "Dat kan op dit moment van de wedstrijd niet.",

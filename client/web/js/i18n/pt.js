@@ -159,6 +159,7 @@ export default {
     err_bad_message: "O servidor recusou um pedido da página. Recarregue a página.",
     err_unknown_type: "O servidor não percebeu um pedido. Recarregue a página.",
     err_not_found: "Esta corrida não existe ou já expirou.",
+    err_rematch_lost: "Não foi possível abrir a desforra. Eis o resultado da última corrida.",
     err_full: "Os dois lugares estão ocupados. Ainda pode assistir.",
     err_bad_token: "O seu lugar nesta corrida não foi encontrado.",
     err_wrong_phase: "Isso não se pode fazer neste momento da corrida.",

@@ -1,0 +1,56 @@
+"""The web page through an outage of the server's Redis: what it was refused, it sends again.
+
+A real server process on a real Redis of the test's own (AOF on), stopped
+under the racers: each command is answered ``unavailable``. The page kept
+nothing of a refused ``finish`` (it said "busy" and the race went on to its
+time limit); it now sends it again after a growing pause, and the race ends
+once Redis is back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.conftest import RedisServer
+from tests.processes import ServerProcess
+
+from .helpers import create_race, join, start
+
+RETRYING = "() => Object.keys(window.__grip.screen.state.tries).length > 0"
+
+
+@pytest.fixture
+def redis_backed(aof_redis: RedisServer) -> Iterator[ServerProcess]:
+    proc = ServerProcess("--redis", aof_redis.url, "--rate", "1000").start()
+    yield proc
+    proc.kill()
+
+
+def confirm(page: Any, button: str) -> None:
+    page.click(button)
+    expect(page.locator(button)).to_have_attribute("data-i18n", f"{button[1:]}_confirm")
+    page.click(button)
+
+
+def test_a_finish_and_a_resign_refused_while_redis_is_down_go_again_once_it_is_back(
+    redis_backed: ServerProcess, aof_redis: RedisServer, pages: Any
+) -> None:
+    url = redis_backed.http
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, url, "Ada")
+    join(bea, url, link, "Bea")
+    start(ada, bea)
+    aof_redis.stop()
+    confirm(ada, "#finish")
+    confirm(bea, "#resign")
+    ada.wait_for_function(RETRYING, timeout=15_000)  # refused, and to be sent again
+    bea.wait_for_function(RETRYING, timeout=15_000)
+    aof_redis.start()
+    expect(ada.locator("#result h2")).to_have_text("You won!", timeout=30_000)
+    expect(bea.locator("#result h2")).to_have_text("You lost.", timeout=30_000)
+    for page in (ada, bea):
+        assert page.evaluate("window.__grip.errors") == []  # nothing said "busy": it was tried again
