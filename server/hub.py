@@ -300,7 +300,7 @@ class Hub:
             self.spawn(self.recovery.catch_up_locked(lm))
             return
         events = decode_events(data) if data is not None else []
-        if data is None or (events and events[0].ev > lm.match.ev + 1):
+        if data is None or (events and events[0].ev > lm.match.ev + 1) or _another_history(lm.match, events):
             self.spawn(self.recovery.catch_up_locked(lm))
             return
         self.apply(lm, events)
@@ -464,6 +464,17 @@ def _idle_decided(lm: LiveMatch, now: int) -> bool:
         and not lm.seats
         and not lm.spectators
     )
+
+
+def _another_history(m: Match, events: list[Event]) -> bool:
+    """Whether a batch from the bus holds, at this copy's last ``ev``, another event than the copy's.
+
+    The store lost events applied here, and another process wrote new ones
+    under their numbers: the catch-up finds it and reloads (``Recovery``).
+    A batch that only follows the copy (nearly every one) is not looked into.
+    """
+    at = m.ev - events[0].ev if events else -1
+    return 0 <= at < len(events) and events[at] != m.last_event
 
 
 def _plays_only(events: list[Event]) -> bool:

@@ -129,7 +129,11 @@ class Recovery:
 
         The read starts at the last event applied here: a log without it has
         lost events (Redis back from an older snapshot), and the match is
-        reloaded. Pub/sub reconnects after every Redis restart, so this is
+        reloaded. So is one with another event there: the store lost events,
+        then a process that had not applied them (it loaded the match from
+        the store, or found the loss first) wrote new ones with their numbers;
+        folding the log's later events onto this copy would mix two histories
+        (and decide a result from moves the log no longer holds). Pub/sub reconnects after every Redis restart, so this is
         where the processes find out, before anyone writes. Another process's
         reload notice is checked the same way (``tell_others`` is then False)
         rather than obeyed: it can come after this process found the loss
@@ -137,12 +141,12 @@ class Recovery:
         when the copy here is in step and the players have resumed onto it;
         reloading then would only close their connections once more.
         """
-        last = lm.match.ev
+        last, seen = lm.match.ev, lm.match.last_event
         events = await self._read_log(lm, last - 1)
         async with lm.lock:
             if not self._host.holds(lm):
                 return
-            if lm.match.ev >= last and not (events and events[0].ev == last):
+            if lm.match.ev >= last and not (events and events[0].ev == last and events[0] == seen):
                 await self.try_reload(lm, tell_others=tell_others)
             else:
                 self._host.apply(lm, events)

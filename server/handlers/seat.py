@@ -172,7 +172,9 @@ async def _log_as_held(ctx: Context, lm: LiveMatch) -> tuple[Match, list[Event]]
 
     The copy can be ahead of a read of the log: a batch applied meanwhile
     (read again), or a log that lost its end (Redis back from a snapshot, or
-    from an AOF written each second). A few reads, pausing longer each time,
+    from an AOF written each second), maybe written past since by a process
+    that never had the lost events (then the event at the copy's ``ev``
+    differs). A few reads, pausing longer each time,
     each against the copy as it is then (a reload replaces it); if they never
     agree, the copy is checked against the log in the background (reloaded if
     the log lost events) and the resume answered ``unavailable``, not spun on.
@@ -181,8 +183,12 @@ async def _log_as_held(ctx: Context, lm: LiveMatch) -> tuple[Match, list[Event]]
         await asyncio.sleep(pause)
         m = lm.match
         log_events = await ctx.store.events(m.id)
-        if not log_events or log_events[-1].ev >= m.ev:
-            return m, [e for e in log_events if e.ev <= m.ev]
+        if not log_events:
+            return m, []
+        # the log reaches the copy, with the copy's last event there (not another, written after a loss)
+        held = log_events[m.ev - 1] if len(log_events) >= m.ev else None
+        if held == m.last_event:
+            return m, log_events[: m.ev]
     ctx.hub.spawn(ctx.hub.recovery.catch_up_locked(lm))
     raise Refused(ErrorCode.UNAVAILABLE, "the store's log of this match ends early; resume again")
 

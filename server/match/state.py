@@ -217,6 +217,10 @@ class Match:
         self.decided_at = 0
         self.rematch_match: str | None = None
         self.ev = opened.ev
+        #: The last event applied: a copy whose ``ev`` the log reaches, but with another event
+        #: there, is not in step (a store rolled back, then written by a process that had not
+        #: applied the lost events): ``Recovery`` compares it with the log's.
+        self.last_event: Event = opened
         # Both racers play the same stock, so a board shown live would show a racer (watching
         # as someone else) their own stock to come: spectators see boards with a lag (``release_held``).
         self.spectators_lag = opened.seats >= 2 and not get_variant(opened.variant).open_stock
@@ -661,6 +665,7 @@ class Match:
         if e.ev != self.ev + 1:
             raise ValueError(f"match {self.id}: event {e.ev} does not follow {self.ev}")
         self.ev = e.ev
+        self.last_event = e
         if isinstance(e, SeatTaken):
             self.seats[e.seat] = SeatState(e.name, e.token_hash, e.player, e.rating, e.queued_since)
             self.seatings += 1

@@ -12,7 +12,8 @@ new match cannot be found.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -31,8 +32,8 @@ async def until(condition: Callable[[], bool], timeout: float = 15) -> None:
             await asyncio.sleep(0.02)
 
 
-async def no_errors(client: Client) -> list[p.Error]:
-    """The errors the client's events held so far (read without waiting)."""
+def errors_so_far(client: Client) -> list[p.Error]:
+    """The errors among the client's events so far (read without waiting)."""
     errors = []
     while not client._events.empty():
         item = client._events.get_nowait()
@@ -41,14 +42,26 @@ async def no_errors(client: Client) -> list[p.Error]:
     return errors
 
 
-async def test_seat_commands_refused_while_redis_is_down_go_again_once_it_is_back(
-    start_app: Callable[..., Any], aof_redis: RedisServer
-) -> None:
+@pytest.fixture
+async def redis_backed(start_app: Callable[..., Any], aof_redis: RedisServer) -> str:
+    """The URL of a server whose store and bus are ``aof_redis``."""
     app = await start_app(store_url=aof_redis.url, bus_url=aof_redis.url, rate_per_s=1000.0, burst=2000)
-    url = f"ws://127.0.0.1:{app.port}"  # type: ignore[attr-defined]
+    return f"ws://127.0.0.1:{app.port}"
+
+
+@contextlib.asynccontextmanager
+async def lobby_of_two(url: str) -> AsyncIterator[tuple[Client, Client, p.Seated]]:
+    """Ann created a race and Bob joined it; both clients, and Ann's seat."""
     async with await connect(url, name="Ann") as a, await connect(url, name="Bob") as b:
         seated = await a.create(seed="1")
         await b.join(seated.match)
+        yield a, b, seated
+
+
+async def test_seat_commands_refused_while_redis_is_down_go_again_once_it_is_back(
+    redis_backed: str, aof_redis: RedisServer
+) -> None:
+    async with lobby_of_two(redis_backed) as (a, b, _):
         aof_redis.stop()
         await a.ready()
         await b.ready()
@@ -66,19 +79,15 @@ async def test_seat_commands_refused_while_redis_is_down_go_again_once_it_is_bac
         assert [s.reason for s in result.seats] == ["finish", "resign"] and result.winner == 0
         assert (await b.next_event(p.Result, timeout=30)).winner == 0
         assert not a.session.retrying and not b.session.retrying
-        assert await no_errors(a) == [] and await no_errors(b) == []
+        assert errors_so_far(a) == [] and errors_so_far(b) == []
 
 
 async def test_a_seat_command_is_given_up_with_a_message_when_redis_stays_away(
-    start_app: Callable[..., Any], aof_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+    redis_backed: str, aof_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("client.session.RETRY_TRIES", 2)
     monkeypatch.setattr("client.session.RETRY_FIRST_S", 0.05)
-    app = await start_app(store_url=aof_redis.url, bus_url=aof_redis.url, rate_per_s=1000.0, burst=2000)
-    url = f"ws://127.0.0.1:{app.port}"  # type: ignore[attr-defined]
-    async with await connect(url, name="Ann") as a, await connect(url, name="Bob") as b:
-        seated = await a.create(seed="1")
-        await b.join(seated.match)
+    async with lobby_of_two(redis_backed) as (a, _, _):
         aof_redis.stop()
         await a.ready()
         gave_up = await a.next_event(p.Error, timeout=30)
@@ -104,10 +113,7 @@ async def test_a_rematch_whose_match_was_not_opened_goes_back_to_the_old_result(
     monkeypatch.setattr(Hub, "open", open_lost)
     monkeypatch.setattr("client.session.RETRY_FIRST_S", 0.05)
     app = await start_app(rate_per_s=1000.0, burst=2000)
-    url = f"ws://127.0.0.1:{app.port}"  # type: ignore[attr-defined]
-    async with await connect(url, name="Ann") as a, await connect(url, name="Bob") as b:
-        seated = await a.create(seed="1")
-        await b.join(seated.match)
+    async with lobby_of_two(f"ws://127.0.0.1:{app.port}") as (a, b, seated):
         await a.ready()
         await b.ready()
         await a.next_event(p.Start)

@@ -17,6 +17,9 @@ import redis
 import redis.asyncio
 
 from server.bus import open_bus
+from server.engine import Game
+from server.match.events import Moved, Numbers
+from server.store import open_store
 from tests.conftest import RedisServer
 from tests.processes import ServerProcess
 from tests.scaleout.racing import (
@@ -399,6 +402,34 @@ async def test_a_tick_that_raises_keeps_the_timer_going(redis_url: str) -> None:
         await b.expect("start", timeout=10)
 
 
+async def both_ask_for_a_rematch(
+    procs: list[ServerProcess],
+) -> tuple[WsClient, WsClient, dict[str, Any], dict[str, Any]]:
+    """Ann on the first process, Bob on the second race, then ask for a rematch: Bob's process decides it."""
+    a, b, created, joined = await seat_two(procs[0].url, procs[1].url)
+    await start(a, b)
+    for racer in (a, b):
+        await racer.send({"type": "finish"})
+    for racer in (a, b):
+        await racer.expect("result", timeout=15)
+    await a.send({"type": "rematch"})
+    await b.expect("lobby", timeout=15)  # a's wish is known on b's process: b's rematch decides it there
+    await b.send({"type": "rematch"})
+    return a, b, created, joined
+
+
+async def both_resume(
+    a: WsClient, b: WsClient, code: str, created: dict[str, Any], joined: dict[str, Any]
+) -> None:
+    """Each racer resumes the rematch ``code`` at once: it must exist (``resumed``, not ``not_found``)."""
+    await a.send({"type": "resume", "match": code, "token": created["token"]})
+    answer = await a.recv()
+    while answer["type"] not in ("resumed", "error"):
+        answer = await a.recv()
+    assert answer["type"] == "resumed", answer
+    await b.request({"type": "resume", "match": code, "token": joined["token"]}, "resumed")
+
+
 async def test_a_rematch_is_announced_only_once_its_match_exists(shared_url: str) -> None:
     """``rematched`` names a match that exists: a racer on another process resumes it at once.
 
@@ -413,22 +444,9 @@ async def test_a_rematch_is_announced_only_once_its_match_exists(shared_url: str
         ServerProcess("--redis", shared_url, module="tests.slow_rematch_server").start() for _ in range(2)
     ]
     try:
-        a, b, created, joined = await seat_two(procs[0].url, procs[1].url)
-        await start(a, b)
-        for racer in (a, b):
-            await racer.send({"type": "finish"})
-        for racer in (a, b):
-            await racer.expect("result", timeout=15)
-        await a.send({"type": "rematch"})
-        await b.expect("lobby", timeout=15)  # a's wish is known on b's process: b's rematch decides it there
-        await b.send({"type": "rematch"})
+        a, b, created, joined = await both_ask_for_a_rematch(procs)
         code = (await a.expect("rematched", timeout=15))["match"]
-        await a.send({"type": "resume", "match": code, "token": created["token"]})
-        answer = await a.recv()
-        while answer["type"] not in ("resumed", "error"):
-            answer = await a.recv()
-        assert answer["type"] == "resumed", answer
-        await b.request({"type": "resume", "match": code, "token": joined["token"]}, "resumed")
+        await both_resume(a, b, code, created, joined)
     finally:
         for proc in procs:
             proc.kill()
@@ -450,15 +468,7 @@ async def test_a_catch_up_between_the_rematch_s_writes_never_sends_a_racer_to_a_
         ServerProcess("--redis", redis_url, module="tests.slow_rematch_server").start() for _ in range(2)
     ]
     try:
-        a, b, created, joined = await seat_two(procs[0].url, procs[1].url)
-        await start(a, b)
-        for racer in (a, b):
-            await racer.send({"type": "finish"})
-        for racer in (a, b):
-            await racer.expect("result", timeout=15)
-        await a.send({"type": "rematch"})
-        await b.expect("lobby", timeout=15)  # a's wish is known on b's process: b's rematch decides it there
-        await b.send({"type": "rematch"})
+        _, b, created, joined = await both_ask_for_a_rematch(procs)
         client = redis.asyncio.Redis.from_url(redis_url)
         events_key = f"grip:match:{{{created['match']}}}:events"
 
@@ -476,12 +486,49 @@ async def test_a_catch_up_between_the_rematch_s_writes_never_sends_a_racer_to_a_
         )
         told = [m["match"] for m in resumed["missed"] if m["type"] == "rematched"]
         code = told[0] if told else (await ann.expect("rematched", timeout=15))["match"]
-        await ann.send({"type": "resume", "match": code, "token": created["token"]})
-        answer = await ann.recv()
-        while answer["type"] not in ("resumed", "error"):
-            answer = await ann.recv()
-        assert answer["type"] == "resumed", answer
-        await b.request({"type": "resume", "match": code, "token": joined["token"]}, "resumed")
+        await both_resume(ann, b, code, created, joined)
     finally:
         for proc in procs:
             proc.kill()
+
+
+async def test_a_log_rolled_back_then_written_past_is_not_taken_for_the_copy_s(redis_url: str) -> None:
+    """Redis lost a racer's last two moves, then a process that never had them wrote two others there.
+
+    The log then reaches the ``ev`` of the copies that still hold the lost
+    moves, so the catch-up after pub/sub reconnects took them to be in step
+    and folded what followed onto them: two histories in one match (a result
+    with moves the log does not hold). The event at the copy's ``ev`` is now
+    compared too: the copies are reloaded, their racers resume onto the log.
+    """
+    with running_servers(redis_url, 2) as procs:
+        a, b, created, joined = await seat_two(procs[0].url, procs[1].url)
+        await start(a, b)
+        await play_turns(a, 1, 3)  # ev 10, 11, 12
+        await b.expect("progress", timeout=15, moves=3)
+        client = redis.asyncio.Redis.from_url(redis_url)
+        tag = f"{{{created['match']}}}"
+        for key in (f"grip:match:{tag}:events", f"grip:match:{tag}:seat:0"):  # lost: Ann's moves 2 and 3
+            kept = (await client.xrange(key))[:-2]
+            await client.delete(key)  # as restored from a snapshot: the stream never had them
+            for entry_id, fields in kept:
+                await client.xadd(key, fields, id=entry_id)
+        store = await open_store(redis_url)
+        game = Game("1")
+        written = []
+        for seq, ev in ((1, 11), (2, 12)):  # Bob's turns, by a process that never saw Ann's lost ones
+            game.play("T")
+            written.append(Moved(ev=ev, at=ev, seat=1, seq=seq, move="T", numbers=Numbers.of(game)))
+        await store.append(created["match"], 10, written)
+        await store.close()
+        await client.client_kill_filter(_type="pubsub")  # pub/sub reconnects: each process catches up
+        await client.aclose()
+        assert await a.closed() == 1013  # reloaded from the log
+        assert await b.closed() == 1013
+        a = await resume(procs[0].url, created, last_seq=1)
+        b = await resume(procs[1].url, joined, last_seq=2)
+        await a.send({"type": "finish"})
+        await b.send({"type": "finish"})
+        result = await a.expect("result", timeout=15)
+        assert [s["moves"] for s in result["seats"]] == [["T"], ["T", "T"]]
+        assert json.dumps(result) == json.dumps(await b.expect("result", timeout=15))
