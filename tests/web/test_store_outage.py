@@ -4,11 +4,13 @@ A real server process on a real Redis of the test's own (AOF on), stopped
 under the racers: each command is answered ``unavailable``. The page kept
 nothing of a refused ``finish`` (it said "busy" and the race went on to its
 time limit); it now sends it again after a growing pause, and the race ends
-once Redis is back.
+once Redis is back. And a rematch whose new match is lost goes back to the
+old result instead of saying "not found" for good.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,3 +56,32 @@ def test_a_finish_and_a_resign_refused_while_redis_is_down_go_again_once_it_is_b
     expect(bea.locator("#result h2")).to_have_text("You lost.", timeout=30_000)
     for page in (ada, bea):
         assert page.evaluate("window.__grip.errors") == []  # nothing said "busy": it was tried again
+
+
+@pytest.fixture
+def losing_rematches() -> Iterator[ServerProcess]:
+    proc = ServerProcess(module="tests.lost_rematch_server").start()
+    yield proc
+    proc.kill()
+
+
+def test_a_rematch_whose_match_was_lost_goes_back_to_the_result(
+    losing_rematches: ServerProcess, pages: Any
+) -> None:
+    """The page asked for the new match a few times, then said "not found" for good: now it goes back."""
+    url = losing_rematches.http
+    lost = "The rematch could not be opened. Here is your last race's result."
+    pages.allowed_toasts.add(lost)
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, url, "Ada")
+    old = link.rsplit("/", 1)[1]
+    join(bea, url, link, "Bea")
+    start(ada, bea)
+    confirm(ada, "#finish")
+    confirm(bea, "#finish")
+    for page in (ada, bea):
+        page.click("#rematch")
+    for page in (ada, bea):
+        expect(page).to_have_url(re.compile(f"/m/{old}$"), timeout=15_000)  # back, after the tries
+        expect(page.locator("#result")).to_be_visible()
+        assert lost in page.evaluate("window.__grip.toasts")
