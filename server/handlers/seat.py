@@ -70,19 +70,23 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         raise Refused(ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
     client.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
     await take_seat(ctx, client, lm, 0)
-    await _close_previous_lobby(ctx, client, lm.match.id, token)
+    await _close_previous(ctx, client, lm.match.id, token)
     if msg.bot is not None:  # "race a bot" (a second seat): it takes seat 1 through dispatch, like a person
         await ctx.bots.seat(lm, msg.bot, client)
 
 
-async def _close_previous_lobby(ctx: Context, client: Client, match_id: str, token: str) -> None:
-    """One open lobby per creator: a new one calls off the lobby they made before, if it never started.
+async def _close_previous(ctx: Context, client: Client, match_id: str, token: str) -> None:
+    """One open match per creator: a new one calls off the lobby they made before, if it never
+    started, or ends the practice game they made before, if it is still played (``decide_replaced``).
 
-    Whoever joined it is told (``lobby.called_off``) and a join is refused
-    from then on. With nobody here in it any more, it is let go of at once
-    rather than held for ``LOBBY_TTL_MS``; its log is forgotten with the
-    other lobbies never started (``Store.forget_lobbies``, or Redis's expiry).
-    The creator is their identity, else their connection.
+    Whoever joined the lobby is told (``lobby.called_off``) and a join is
+    refused from then on. With nobody here in it any more, the lobby, or the
+    practice game (ended now or before), is let go of at once rather than held
+    for ``LOBBY_TTL_MS`` or ``UNLOAD_DECIDED_AFTER_MS``: a creator making game
+    after game held each of them that long. A lobby's log is forgotten with
+    the other lobbies never started (``Store.forget_lobbies``, or Redis's
+    expiry); a practice game's stays, with its result: ``resume`` and
+    ``replay`` read it back. The creator is their identity, else their connection.
     """
     creator = client.player.id if client.player is not None else client.id
     previous = ctx.lobbies.get(creator)
@@ -97,8 +101,10 @@ async def _close_previous_lobby(ctx: Context, client: Client, match_id: str, tok
     if first is None or first.token_hash != previous[1]:
         return  # the creator left it already
     await ctx.hub.execute(lm, lambda m: m.decide_replaced(ctx.clock()))
-    if lm.match.called_off is not None and not lm.seats and not lm.spectators:
-        ctx.hub.drop(lm.match.id)
+    m = lm.match
+    done = m.called_off is not None or (m.practice and m.status == "finished")
+    if done and not lm.seats and not lm.spectators:
+        ctx.hub.drop(m.id)
 
 
 @routes.handles(p.Join)

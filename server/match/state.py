@@ -470,10 +470,22 @@ class Match:
         return []
 
     def decide_replaced(self, now: int) -> list[Event]:
-        """Its creator opened another lobby (one open lobby each): this one never starts."""
-        if self.status != "lobby" or self.called_off is not None:
-            return []
-        return [CalledOff(ev=self.ev + 1, at=now, absent=[0])]
+        """Its creator opened another match: one open lobby, one practice game being played, each.
+
+        A lobby never starts. A practice game being played ends as it stands
+        (``finish``, its score stored as for a ``finish``): the player went to
+        a new game, as "New game" means, and a game left so used to be held a
+        minute or two (the grace period, then a decided match's minute) while
+        its creator could start the next one at their frame rate. A race
+        never ends so: another racer's game is in it (nor a ranked daily
+        attempt, which is not practice).
+        """
+        if self.status == "lobby":
+            return [] if self.called_off is not None else [CalledOff(ev=self.ev + 1, at=now, absent=[0])]
+        creator = self.seats[0]
+        if self.practice and self.status in ("countdown", "playing") and creator and creator.ended is None:
+            return self._end([0], "finish", now)
+        return []
 
     def decide_ready(self, seat: int, now: int) -> list[Event]:
         if self.status != "lobby":
