@@ -26,6 +26,7 @@ from .bots import BotRaces
 from .bus import Bus, open_bus
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .handlers.ratings import RatingNews
+from .holdings import Holdings
 from .http import TOO_MANY_CONNECTIONS, Http
 from .hub import Hub
 from .limits import Buckets
@@ -73,6 +74,12 @@ class App:
         self.metrics = Metrics(self.connections, self.hub)
         self.addresses = PerAddress(
             settings.max_per_address, settings.identities_per_hour, settings.identity_burst
+        )
+        self.holdings = Holdings(
+            self.hub.holds,
+            per_player=settings.games_per_player,
+            per_address=settings.games_per_address,
+            lobbies_per_address=settings.lobbies_per_address,
         )
         self.lobbies: dict[str, tuple[str, str]] = {}  # the lobby each creator made last (handlers/seat.py)
         self.http = Http(settings, store, bus, self.metrics, clock, self.addresses)
@@ -157,6 +164,7 @@ class App:
             self.hub.sweep()
             self.addresses.forget_idle(self.clock() / 1000)
             self.lobbies = {k: v for k, v in self.lobbies.items() if v[0] in self.hub.live}
+            self.holdings.forget_gone()
             with contextlib.suppress(StoreUnavailable):  # the next sweep tries again
                 await self.store.forget_lobbies(self.clock() - FORGET_LOBBIES_AFTER_MS)
 

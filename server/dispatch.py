@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 from . import protocol as p
 from .addresses import PerAddress
 from .errors import GripError
+from .holdings import Holdings
 from .hub import Hub
 from .limits import Buckets
 from .live import LiveMatch
@@ -45,6 +46,7 @@ class Context(Protocol):
     store: Store
     hub: Hub
     addresses: PerAddress
+    holdings: Holdings  # matches held per connection, identity, address (server/holdings.py)
     lobbies: dict[
         str, tuple[str, str]
     ]  # creator (player id, else connection id) -> their last lobby, token hash

@@ -457,13 +457,18 @@ def _evict(peer: Peer) -> None:
 
 
 def _idle_decided(lm: LiveMatch, now: int) -> bool:
+    """Whether nobody here is in ``lm`` and nothing will happen in it: decided a minute ago, or called off.
+
+    A lobby called off while someone sat in it (its creator made another, a
+    quick race's racer was not ready) was held for ``LOBBY_TTL_MS`` after they
+    left: two connections creating and joining lobbies held each half an hour.
+    """
     m = lm.match
-    return (
-        m.status == "finished"
-        and now > m.decided_at + UNLOAD_DECIDED_AFTER_MS
-        and not lm.seats
-        and not lm.spectators
-    )
+    if lm.seats or lm.spectators:
+        return False
+    if m.status == "lobby":
+        return m.called_off is not None
+    return m.status == "finished" and now > m.decided_at + UNLOAD_DECIDED_AFTER_MS
 
 
 def _another_history(m: Match, events: list[Event]) -> bool:

@@ -31,6 +31,11 @@ class Settings:
     max_per_address: int = 64
     identities_per_hour: float = 30.0
     identity_burst: int = 20
+    # Matches held here that one connection or identity, and one address, took a seat in; open
+    # lobbies one address created (server/holdings.py). 0: no cap.
+    games_per_player: int = 8
+    games_per_address: int = 64
+    lobbies_per_address: int = 16
     proxies: tuple[str, ...] = ()  # addresses (CIDR) whose X-Real-IP names the client
     # Quick races: how often this process looks for pairs while it holds the queue's lease
     # (sooner when someone joins); 0: it never pairs (others do; tests stage a queue so).

@@ -43,6 +43,8 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         raise Refused(ErrorCode.BAD_KEY, "say hello first: a rated race rates who you are")
     if msg.bot is not None:
         ctx.bots.check(client)
+    keys = _holder_keys(ctx, client)
+    ctx.holdings.check(keys, creating=True, replacing=_let_go_of(ctx, client))
     if msg.daily:
         day, seed, ranked, claim = await daily.enter(ctx, client, msg, code)
     events = Match.open(
@@ -70,6 +72,7 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         raise Refused(ErrorCode.UNAVAILABLE, "that match code was taken; try again") from None
     client.send(p.Seated(type="created", match=lm.match.id, seat=0, token=token))
     await take_seat(ctx, client, lm, 0)
+    ctx.holdings.took_seat(keys, lm, created=True)
     await _close_previous(ctx, client, lm.match.id, token)
     if msg.bot is not None:  # "race a bot" (a second seat): it takes seat 1 through dispatch, like a person
         await ctx.bots.seat(lm, msg.bot, client)
@@ -88,7 +91,7 @@ async def _close_previous(ctx: Context, client: Client, match_id: str, token: st
     expiry); a practice game's stays, with its result: ``resume`` and
     ``replay`` read it back. The creator is their identity, else their connection.
     """
-    creator = client.player.id if client.player is not None else client.id
+    creator = _creator(client)
     previous = ctx.lobbies.get(creator)
     ctx.lobbies[creator] = (match_id, hash_token(token))
     if previous is None:
@@ -110,6 +113,8 @@ async def _close_previous(ctx: Context, client: Client, match_id: str, token: st
 @routes.handles(p.Join)
 async def on_join(ctx: Context, client: Client, msg: p.Join) -> None:
     lm = await ctx.hub.get(msg.match)
+    keys = _holder_keys(ctx, client)
+    ctx.holdings.check(keys, creating=False)
     claim = await daily.join(ctx, client, lm.match)
     token = new_token()
     player = client.player.id if client.player else None
@@ -121,6 +126,7 @@ async def on_join(ctx: Context, client: Client, msg: p.Join) -> None:
     seat = events[0].seat
     client.send(p.Seated(type="joined", match=lm.match.id, seat=seat, token=token))
     await take_seat(ctx, client, lm, seat)
+    ctx.holdings.took_seat(keys, lm, created=False)
 
 
 @routes.handles(p.Watch)
@@ -261,6 +267,28 @@ async def _execute(ctx: Context, client: Client, decide: Callable[[Match, int, i
 async def _rating(ctx: Context, client: Client, variant: str) -> int | None:
     """The client's rating in ``variant`` as a rated race's lobby shows it (a newcomer's: 1500)."""
     return None if client.player is None else await shown_rating(ctx.store, client.player.id, variant)
+
+
+def _creator(client: Client) -> str:
+    """Whose lobby a ``create`` opens (one open each): the client's identity, else its connection."""
+    return client.player.id if client.player is not None else client.id
+
+
+def _let_go_of(ctx: Context, client: Client) -> str | None:
+    """The match a ``create`` will let go of (``_close_previous``): the creator's lobby or practice game,
+    held here with nobody else seated, which a quota should not count against the new one."""
+    previous = ctx.lobbies.get(_creator(client))
+    lm = ctx.hub.live.get(previous[0]) if previous else None
+    if lm is None or not (lm.match.status == "lobby" or lm.match.practice):
+        return None
+    return lm.match.id if all(s is None for s in lm.match.seats[1:]) else None
+
+
+def _holder_keys(ctx: Context, client: Client) -> list[str]:
+    """The keys the client's seats count under (``Holdings``): connection, identity, address."""
+    return ctx.holdings.keys(
+        client.id, client.player.id if client.player else None, ctx.addresses.keys.get(client.id)
+    )
 
 
 def _name(client: Client, given: str | None) -> str:

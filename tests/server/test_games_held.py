@@ -8,7 +8,10 @@ at its frame rate held some 1,800 of them (36 MB).
 
 from __future__ import annotations
 
+import asyncio
+
 from race import MakeAppT, client
+from wsclient import Msg, WsClient
 
 from server.app import App
 
@@ -36,3 +39,67 @@ async def test_a_new_practice_game_ends_the_one_its_creator_left_and_lets_go_of_
     back = await other.request({"type": "resume", "match": first, "token": token}, "resumed")
     assert back["result"]["seats"][0]["reason"] == "finish"
     assert (await other.request({"type": "replay", "match": first}, "replay"))["match"] == first
+
+
+async def test_connections_creating_and_joining_races_hold_at_most_their_quota(make_app: MakeAppT) -> None:
+    """A lobby its creator replaced stays held while someone sits in it: each create and join held one."""
+    app = await make_app(games_per_player=3)
+    ann, bob = await client(app), await client(app)
+    made = 0
+    for _ in range(8):
+        await ann.send({"type": "create"})
+        answer = await first_of(ann, "created", "error")
+        if answer["type"] == "error":
+            assert answer["code"] == "not_allowed" and "3 games held" in answer["message"]
+            continue
+        made += 1
+        await bob.request({"type": "join", "match": answer["match"]}, "joined")
+    assert made == 3 and held(app) == 3
+    refused = await bob.request({"type": "create"}, "error")  # Bob sits in all three
+    assert refused["code"] == "not_allowed"
+    await ann.close()
+    await bob.close()
+    async with asyncio.timeout(5):
+        while any(lm.seats for lm in app.hub.live.values()):
+            await asyncio.sleep(0)  # a yield to the loop, not a wait for time
+    app.hub.sweep()  # lobbies called off, nobody in them: let go of (they were held half an hour)
+    assert held(app) == 1  # the last one, still open
+    again = await client(app)
+    await again.request({"type": "create"}, "created")
+
+
+async def test_an_address_keeps_a_limited_number_of_lobbies_open_whatever_identities_it_makes(
+    make_app: MakeAppT,
+) -> None:
+    """One open lobby per creator, but a ``hello`` makes a new creator: the rule holds per address too."""
+    app = await make_app(lobbies_per_address=3, proxies=("127.0.0.1/32",))
+    c = await client(app, additional_headers={"X-Real-IP": "203.0.113.5"})
+    welcomes = []
+    for _ in range(3):  # a new identity each time: each is a creator with one open lobby
+        welcomes.append(await c.request({"type": "hello"}, "welcome"))
+        await c.request({"type": "create"}, "created")
+    await c.request({"type": "hello"}, "welcome")
+    refused = await c.request({"type": "create"}, "error")
+    assert refused["code"] == "not_allowed" and "lobbies are open from your address" in refused["message"]
+    assert open_lobbies(app) == 3
+    # A creator's "New race" replaces their own lobby: allowed at the cap.
+    last = welcomes[-1]
+    await c.request({"type": "hello", "player": last["player"], "key": last["key"]}, "welcome")
+    await c.request({"type": "create"}, "created")
+    await c.request({"type": "ratings"}, "ratings")  # a connection's messages run in turn: the create is done
+    assert open_lobbies(app) == 3
+    other = await client(app, additional_headers={"X-Real-IP": "203.0.113.6"})  # another address
+    await other.request({"type": "create"}, "created")
+
+
+def open_lobbies(app: App) -> int:
+    return sum(lm.match.status == "lobby" and lm.match.called_off is None for lm in app.hub.live.values())
+
+
+async def first_of(c: WsClient, *kinds: str) -> Msg:
+    """The next message of one of ``kinds``, skipping others."""
+    async with asyncio.timeout(10):
+        while True:
+            msg = await c.recv(10)
+            if msg["type"] in kinds:
+                return msg

@@ -1,0 +1,103 @@
+"""What one client may make this process hold of matches: a quota, per connection, identity and address.
+
+A match a client creates or joins is held in memory (a started game about
+20 KB) for as long as it lasts, and for a while after everyone left it: a
+lobby up to ``LOBBY_TTL_MS``, a race left mid-play for the grace period and
+then a minute more once decided (``UNLOAD_DECIDED_AFTER_MS``). The rules of
+the core keep one open lobby and one practice game per creator
+(``Match.decide_replaced``), but a creator is an identity, and identities
+and connections are cheap: two connections creating and joining races at
+their frame rate held thousands. So a ``create`` or a ``join`` is refused
+(``not_allowed``) while the connection, or its identity, already has
+``per_player`` matches held here, or its address ``per_address`` (several
+people can share an address behind a NAT: a school, an office), or while
+its address has ``lobbies_per_address`` lobbies open that it created: the
+one-lobby rule, held per address as well, since a new ``hello`` makes a new
+creator. This machine's own connections (no address: the tests, the
+benches, the bots) are held to the per-connection and per-identity quota
+only. The entries are dropped once their match has left memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from .errors import ErrorCode, Refused
+from .live import LiveMatch
+
+
+class Holdings:
+    """The matches held here that each connection, identity and address took a seat in."""
+
+    def __init__(
+        self,
+        holds: Callable[[LiveMatch], bool],
+        *,
+        per_player: int,
+        per_address: int,
+        lobbies_per_address: int,
+    ) -> None:
+        self._holds = holds  # whether a match is still held in memory (``Hub.holds``)
+        self.per_player, self.per_address = per_player, per_address
+        self.lobbies_per_address = lobbies_per_address
+        # key -> match id -> (the match, whether this key created it)
+        self._by_key: dict[str, dict[str, tuple[LiveMatch, bool]]] = {}
+
+    @staticmethod
+    def keys(conn: str, player: str | None, address: str | None) -> list[str]:
+        """The keys a client counts under: its connection, its identity, its address (if any)."""
+        keys = [f"c:{conn}"]
+        if player is not None:
+            keys.append(f"p:{player}")
+        if address is not None:
+            keys.append(f"a:{address}")
+        return keys
+
+    def check(self, keys: Iterable[str], *, creating: bool, replacing: str | None = None) -> None:
+        """Refused if one of ``keys`` holds its share; ``replacing``: a match this request lets go of."""
+        for key in keys:
+            held = {mid: v for mid, v in self._held(key).items() if mid != replacing}
+            address = key.startswith("a:")
+            cap = self.per_address if address else self.per_player
+            if 0 < cap <= len(held):
+                whose = "your address has" if address else "you have"
+                raise Refused(
+                    ErrorCode.NOT_ALLOWED,
+                    f"{whose} {len(held)} games held here at once: play, finish or leave one first "
+                    "(a game left is let go of a minute after it ends)",
+                )
+            if address and creating and self.lobbies_per_address > 0:
+                lobbies = sum(
+                    created and lm.match.status == "lobby" and lm.match.called_off is None
+                    for lm, created in held.values()
+                )
+                if lobbies >= self.lobbies_per_address:
+                    raise Refused(
+                        ErrorCode.NOT_ALLOWED,
+                        f"{lobbies} lobbies are open from your address: start one, or leave one first",
+                    )
+
+    def took_seat(self, keys: Iterable[str], lm: LiveMatch, *, created: bool) -> None:
+        for key in keys:
+            self._by_key.setdefault(key, {})[lm.match.id] = (lm, created)
+
+    def count(self, key: str) -> int:
+        """Matches held for ``key`` (a connection's ``c:``, an identity's ``p:``, an address's ``a:``)."""
+        return len(self._held(key))
+
+    def forget_gone(self) -> None:
+        """Drop the entries of matches no longer held, and the keys left with none (the sweep)."""
+        for key in list(self._by_key):
+            self._held(key)
+
+    def _held(self, key: str) -> dict[str, tuple[LiveMatch, bool]]:
+        """``key``'s entries still held, the others dropped."""
+        entries = self._by_key.get(key)
+        if entries is None:
+            return {}
+        gone = [mid for mid, (lm, _) in entries.items() if not self._holds(lm)]
+        for mid in gone:
+            del entries[mid]
+        if not entries:
+            del self._by_key[key]
+        return entries
