@@ -51,6 +51,10 @@ LEASE_MS = 3_000  # the pairing process's lease: another takes over this long af
 RECONCILE_EVERY = 4  # rounds between two comparisons of the waiting connections with the store
 RECONCILE_ALONE_S = 0.5  # a process that never pairs: how often it counts a round
 NO_SHOW_BAR_MS = 60_000
+#: The rounds a join brings forward come at most this often, as a share of ``quick_pair_every_s``:
+#: a round reads the whole queue, and a ``quick`` and a ``quick_cancel`` again and again (15 pairs
+#: a second a connection) each brought one on.
+ROUND_GAP_SHARE = 0.2
 
 
 class Server(Seating, Protocol):
@@ -163,19 +167,26 @@ class QuickRaces:
     async def run(self) -> None:
         """Pair players while this process holds the lease; check the waiting connections here.
 
-        A round comes every ``Settings.quick_pair_every_s``, or at once when
-        someone joins; with 0, this process never pairs (it still seats and checks).
+        A round comes every ``Settings.quick_pair_every_s``, or sooner when
+        someone joins, but not within ``ROUND_GAP_SHARE`` of that after the
+        last: joins coming together share a round. With 0, this process never
+        pairs (it still seats and checks).
         """
         store, instance = self._ctx.store, self._ctx.instance
         every = self._ctx.settings.quick_pair_every_s
-        rounds = 0
+        loop = asyncio.get_running_loop()
+        rounds, last = 0, loop.time()
         while True:
             try:
                 async with asyncio.timeout(every or RECONCILE_ALONE_S):
                     await self._wake.wait()
             except TimeoutError:
                 pass
+            rest = last + every * ROUND_GAP_SHARE - loop.time()
+            if rest > 0:
+                await asyncio.sleep(rest)
             self._wake.clear()
+            last = loop.time()
             rounds += 1
             try:
                 if every and await store.queue_lease(instance, LEASE_MS):
