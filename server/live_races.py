@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,13 +100,11 @@ def _closest(r: Listing) -> tuple[int, int, str]:
     return -(max(lefts) - min(lefts) if lefts else 0), r["started_at"], r["match"]
 
 
-def pages(
-    stored: Sequence[bytes], wanted: Iterable[tuple[p.LiveOrder, int]], now: int
-) -> tuple[dict[tuple[p.LiveOrder, int], bytes], list[str]]:
-    """The ``live`` frame of each (order, limit) wanted, from the store's listings; and the stale ones.
+def current(stored: Sequence[bytes], now: int) -> tuple[list[Listing], list[str]]:
+    """The store's listings decoded, those still live; and the codes of the stale ones.
 
-    Only a page's races become models: with 5,000 races listed, a model for
-    each listing read was 190-230 ms of the event loop every ``live_every_s``
+    Decoded, not made models: with 5,000 races listed, a model for each
+    listing read was 190-230 ms of the event loop every ``live_every_s``
     while anyone here followed the list (docs/benchmarks.md, "Loads nobody ran").
     """
     races, stale = [], []
@@ -116,12 +114,13 @@ def pages(
             stale.append(race["match"])  # every process died under it before its decision
         else:
             races.append(race)
-    out = {}
-    for order, limit in wanted:
-        if (order, limit) not in out:
-            shown = [p.LiveRace.model_validate(r) for r in top(races, order, limit)]
-            out[order, limit] = p.encode(p.Live(order=order, races=shown, total=len(races)))
-    return out, stale
+    return races, stale
+
+
+def page(races: Sequence[Listing], order: p.LiveOrder, limit: int) -> bytes:
+    """The ``live`` frame of one (order, limit): only the page's races become models."""
+    shown = [p.LiveRace.model_validate(r) for r in top(races, order, limit)]
+    return p.encode(p.Live(order=order, races=shown, total=len(races)))
 
 
 @dataclass
@@ -140,6 +139,9 @@ class LiveRaces:
     followers: dict[str, Follower] = field(default_factory=dict)  # by connection id
     _changed: dict[str, LiveMatch] = field(default_factory=dict)
     _stale: set[str] = field(default_factory=set)  # listed long past their end: taken off at the next write
+    # The list as last read (loop time, races) and the pages built from it, by (order, limit).
+    _read: tuple[float, list[Listing]] | None = None
+    _pages: dict[tuple[p.LiveOrder, int], bytes] = field(default_factory=dict)
 
     # ------------------------------------------------ a Follower of matches (hub)
 
@@ -193,19 +195,30 @@ class LiveRaces:
         self.followers.pop(peer.id, None)
 
     async def refresh(self, only: set[str] | None = None) -> None:
-        """Send each follower (or those in ``only``) its page, if it changed."""
+        """Send each follower (or those in ``only``) its page, if it changed.
+
+        The list is read from the store for every period's refresh; a new
+        follower (``only``) is sent the pages of the last read while it is less
+        than a period old: each ``live`` read and sorted the whole list (every
+        race of every process), and a client can send 30 a second.
+        """
         followers = [f for conn, f in self.followers.items() if only is None or conn in only]
         if not followers:
             return
-        built, stale = pages(
-            await self.store.live_races(), [(f.order, f.limit) for f in followers], self.clock()
-        )
-        self._stale.update(stale)
+        loop = asyncio.get_running_loop()
+        if only is None or self._read is None or loop.time() - self._read[0] >= self.every_s:
+            races, stale = current(await self.store.live_races(), self.clock())
+            self._stale.update(stale)
+            self._read, self._pages = (loop.time(), races), {}
+        races, built = self._read[1], self._pages
         for f in followers:
-            page = built[f.order, f.limit]
-            if page != f.last:
-                f.last = page
-                f.peer.send(page)
+            key = (f.order, f.limit)
+            if key not in built:
+                built[key] = page(races, f.order, f.limit)
+            frame = built[key]
+            if frame != f.last:
+                f.last = frame
+                f.peer.send(frame)
 
     async def run(self) -> None:
         """Write the listings changed here, and refresh the followers here, for good."""
