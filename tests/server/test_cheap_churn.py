@@ -9,6 +9,8 @@ import pytest
 from counting import count_calls
 from race import MakeAppT, client
 
+from server.ratings import PlayerRating
+
 
 async def test_joining_and_leaving_the_quick_queue_again_and_again_does_not_bring_a_round_each(
     make_app: MakeAppT, monkeypatch: pytest.MonkeyPatch
@@ -36,3 +38,32 @@ async def test_asking_for_the_live_list_again_and_again_reads_it_once_a_period(
         await c.request({"type": "live", "order": order}, "live", order=order)
         await c.send({"type": "live_stop"})
     assert reads[0] == 1  # it was 20
+
+
+async def test_a_page_of_the_rating_board_reads_that_page_not_the_whole_board(make_app: MakeAppT) -> None:
+    """On SQLite each ``rating_board`` sorted the whole board and counted it (a page of 100,000: 50 ms)."""
+    app = await make_app()  # the embedded store (Redis's sorted set reads a page by its rank)
+    db = app.store._db  # type: ignore[attr-defined]
+    board = 3000
+    db.executemany(
+        "INSERT INTO ratings (variant, player, body, mu, on_board) VALUES ('classic', ?, ?, ?, 1)",
+        [(f"p{n}", PlayerRating(mu=1000 + n, games=9).model_dump_json(), 1000 + n) for n in range(board)],
+    )
+    steps = [0]
+
+    def step() -> int:
+        steps[0] += 1
+        return 0  # go on
+
+    c = await client(app)
+    await c.request({"type": "rating_board"}, "rating_board")  # the count is kept from here on
+    db.set_progress_handler(step, 100)  # called every 100 SQLite instructions
+    first = await c.request({"type": "rating_board"}, "rating_board")
+    assert first["total"] == board and first["entries"][0]["player"] == f"p{board - 1}"
+    at_first = steps[0]
+    last = await c.request({"type": "rating_board", "start": board - 20}, "rating_board")
+    assert last["entries"][-1]["player"] == "p0"
+    db.set_progress_handler(None, 0)
+    assert at_first < 50  # a page: a few hundred instructions (5 calls; it was 891: a sort and a count)
+    # Skipping to the end walks the index (an OFFSET: 451 calls), no sort, no count (it was 931).
+    assert steps[0] - at_first < board // 5
