@@ -552,12 +552,18 @@ class RedisStore:
         return DailyBoard(top, you, {score: int(n) for score, n in enumerate(counts) if n})
 
     async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
-        days = await self.call(self._redis.zrevrangebylex(DAYS, f"({before}", "-", start=0, num=limit))
-        out = []
-        for raw in days:
-            day = raw.decode()
-            out.append((day, int(await self.call(self._redis.zcard(f"{daily_key(day)}:board")))))
-        return out
+        days = [
+            d.decode()
+            for d in await self.call(self._redis.zrevrangebylex(DAYS, f"({before}", "-", start=0, num=limit))
+        ]
+        if not days:
+            return []
+        # One round trip for the days' sizes, not one each: ``days`` asks for up to 60.
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for day in days:
+                pipe.zcard(f"{daily_key(day)}:board")
+            counts = await self.call(pipe.execute())
+        return [(day, int(n)) for day, n in zip(days, counts, strict=True)]
 
     async def player_results(
         self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
