@@ -7,7 +7,7 @@ then a minute more once decided (``UNLOAD_DECIDED_AFTER_MS``). The rules of
 the core keep one open lobby and one practice game per creator
 (``Match.decide_replaced``), but a creator is an identity, and identities
 and connections are cheap: two connections creating and joining races at
-their frame rate held thousands. So a ``create`` or a ``join`` is refused
+their frame rate held thousands. So a ``create``, a ``join`` or a ``rematch`` is refused
 (``not_allowed``) while the connection, or its identity, already has
 ``per_player`` matches held here, or its address ``per_address`` (several
 people can share an address behind a NAT: a school, an office), or while
@@ -15,7 +15,8 @@ its address has ``lobbies_per_address`` lobbies open that it created: the
 one-lobby rule, held per address as well, since a new ``hello`` makes a new
 creator. This machine's own connections (no address: the tests, the
 benches, the bots) are held to the per-connection and per-identity quota
-only. The entries are dropped once their match has left memory.
+only. A ``resume`` counts the match it takes a seat in (a rematch's, say), never refused.
+The entries are dropped once their match has left memory.
 """
 
 from __future__ import annotations

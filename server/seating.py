@@ -48,6 +48,12 @@ async def unbind(ctx: Seating, client: Client) -> None:
     seat = ctx.hub.detach(lm, client)
     if seat is not None:
         await ctx.hub.record_connection(lm, seat, client.id, connected=False)
+    m = lm.match
+    if m.practice and m.status == "finished" and not lm.seats and not lm.spectators and ctx.hub.holds(lm):
+        # A decided practice game nobody is at any more is let go of now, not a minute after its
+        # decision: "play again" (a rematch) made game after game, each held that minute. Its log
+        # and result stay in the store: a resume or a replay reads them back.
+        ctx.hub.drop(m.id)
 
 
 async def take_seat(ctx: Seating, client: Client, lm: LiveMatch, seat: int) -> None:

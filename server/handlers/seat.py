@@ -94,11 +94,12 @@ async def _close_previous(ctx: Context, client: Client, match_id: str, token: st
     creator = _creator(client)
     previous = ctx.lobbies.get(creator)
     ctx.lobbies[creator] = (match_id, hash_token(token))
+    # Made in this process (the map is this process's), and held here until let go of: a lobby
+    # or a game no longer here has nothing left to call off or end (nor a log worth reading).
     if previous is None:
         return
-    try:
-        lm = await ctx.hub.get(previous[0])
-    except Refused:  # gone already
+    lm = ctx.hub.live.get(previous[0])
+    if lm is None or ctx.hub.expired(lm.match):
         return
     first = lm.match.seats[0]
     if first is None or first.token_hash != previous[1]:
@@ -166,6 +167,7 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     client.live, client.seat = lm, seat
     ctx.hub.attach_seat(lm, seat, client)
     client.send(resumed(m, seat, missed, ctx.clock()))
+    ctx.holdings.took_seat(_holder_keys(ctx, client), lm, created=False)  # a rematch's seat: counted
     if not holds:
         await ctx.hub.execute(lm, lambda m: m.decide_connect(seat, client.id, ctx.clock()))
     if m.result is not None and m.rated:  # the result screen shows what the race did to the ratings
@@ -233,6 +235,7 @@ async def on_resign(ctx: Context, client: Client, msg: p.Resign) -> None:
 
 @routes.handles(p.Rematch)
 async def on_rematch(ctx: Context, client: Client, msg: p.Rematch) -> None:
+    ctx.holdings.check(_holder_keys(ctx, client), creating=False)  # a rematch is a new match, as a create
     await _execute(ctx, client, lambda m, seat, now: m.decide_rematch(seat, new_code(), now))
 
 

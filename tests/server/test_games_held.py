@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 
-from race import MakeAppT, client
+from race import MakeAppT, client, kick, start_race
 from wsclient import Msg, WsClient
 
 from server.app import App
+from server.match.state import COUNTDOWN_MS
 
 
 def held(app: App) -> int:
@@ -103,3 +104,43 @@ async def first_of(c: WsClient, *kinds: str) -> Msg:
             msg = await c.recv(10)
             if msg["type"] in kinds:
                 return msg
+
+
+async def test_playing_practice_game_after_game_with_rematch_holds_one(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """ "Play again" (a rematch) opened game after game, each decided one held a minute after it."""
+    app = await make_app(**backend)
+    c = await client(app)
+    created = await c.request({"type": "create", "seats": 1}, "created")
+    code, token = created["match"], created["token"]
+    codes = [code]
+    for _ in range(10):
+        await c.request({"type": "ready"}, "start")
+        await c.request({"type": "finish"}, "result")
+        code = (await c.request({"type": "rematch"}, "rematched"))["match"]
+        await c.request({"type": "resume", "match": code, "token": token}, "resumed")
+        codes.append(code)
+    assert list(app.hub.live) == [code]  # the one being played: the decided ones were let go of
+    back = await c.request({"type": "resume", "match": codes[0], "token": token}, "resumed")
+    assert back["result"] is not None  # read back from the store
+
+
+async def test_a_rematch_is_refused_past_the_quota_of_matches_held(make_app: MakeAppT) -> None:
+    app = await make_app(games_per_player=2)
+    race = await start_race(app)
+    ann, bob = race.players
+    await race.finish_both()
+    await ann.send({"type": "rematch"})
+    code = (await bob.request({"type": "rematch"}, "rematched"))["match"]
+    for player, token in zip(race.players, race.tokens, strict=True):
+        await player.request({"type": "resume", "match": code, "token": token}, "resumed")
+    race.code = code
+    await ann.send({"type": "ready"})
+    await bob.send({"type": "ready"})
+    await bob.expect("countdown")
+    kick(app, code, COUNTDOWN_MS)
+    await bob.expect("start")
+    await race.finish_both()
+    refused = await ann.request({"type": "rematch"}, "error")  # the first race is still held
+    assert refused["code"] == "not_allowed" and "2 games held" in refused["message"]
