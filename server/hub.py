@@ -418,9 +418,26 @@ class Hub:
         for mid in gone:
             self.drop(mid)
         now = self.clock()
-        for mid in [mid for mid, lm in self.live.items() if _idle_decided(lm, now)]:
+        for mid in [mid for mid, lm in self.live.items() if _idle_decided(lm, now) or self._only_watched(lm)]:
             self.drop(mid)
         return gone
+
+    def _only_watched(self, lm: LiveMatch) -> bool:
+        """Whether ``lm`` was loaded here only for spectators, gone since, and is played elsewhere.
+
+        With a shared bus the racers' processes hold it and run its timers;
+        kept, this process followed every move of every race a connection had
+        watched in turn, to its end. (Not at once when the last spectator
+        leaves: two races watched by turns would be read back every time.)
+        """
+        m = lm.match
+        return (
+            self.bus.shared
+            and not lm.seated_here
+            and not lm.seats
+            and not lm.spectators
+            and m.status != "finished"
+        )
 
     def drop(self, match_id: str) -> None:
         lm = self.live.pop(match_id, None)

@@ -49,17 +49,11 @@ async def unbind(ctx: Seating, client: Client) -> None:
     if seat is not None:
         await ctx.hub.record_connection(lm, seat, client.id, connected=False)
     m = lm.match
-    if lm.seats or lm.spectators or not ctx.hub.holds(lm):
-        return
-    if m.practice and m.status == "finished":
-        # A decided practice game nobody is at any more is let go of now, not a minute after its
-        # decision: "play again" (a rematch) made game after game, each held that minute. Its log
-        # and result stay in the store: a resume or a replay reads them back.
-        ctx.hub.drop(m.id)
-    elif ctx.hub.bus.shared and not lm.seated_here and m.status != "finished":
-        # Loaded here only to be watched, the watchers gone: the racers' processes hold it and run
-        # its timers. Kept, this process followed every move of every race it had been asked to
-        # watch until its end (a watch of one race after another from one connection).
+    if seat is not None and m.practice and m.status == "finished" and not lm.spectators and ctx.hub.holds(lm):
+        # Its player left their decided practice game: it is let go of now, not a minute after its
+        # decision ("play again", a rematch, made game after game, each held that minute). Its log
+        # and result stay in the store: a resume or a replay reads them back. (A spectator leaving
+        # lets go of nothing: watching two games by turns would read each back every time.)
         ctx.hub.drop(m.id)
 
 

@@ -146,10 +146,11 @@ async def test_a_rematch_is_refused_past_the_quota_of_matches_held(make_app: Mak
     assert refused["code"] == "not_allowed" and "2 games held" in refused["message"]
 
 
-async def test_a_race_watched_on_another_process_is_let_go_of_there_when_its_watchers_go(
+async def test_a_race_watched_on_another_process_is_let_go_of_there_once_its_watchers_went(
     make_app: MakeAppT, shared_url: str
 ) -> None:
-    """Each watch of a race played elsewhere made this process follow its every move to the end."""
+    """Each watch of a race played elsewhere made this process follow its every move to the end: the
+    sweep lets go of those nobody here watches any more."""
     shared = {"store_url": shared_url, "bus_url": shared_url}
     racing, watching = await make_app(**shared), await make_app(**shared)
     races = [await start_race(racing) for _ in range(3)]
@@ -157,12 +158,15 @@ async def test_a_race_watched_on_another_process_is_let_go_of_there_when_its_wat
     for race in races:  # one after the other, as a connection watching race after race does
         await spectator.request({"type": "watch", "match": race.code}, "watching")
     held = watching.hub.live[races[-1].code]
-    assert [r.code for r in races if r.code in watching.hub.live] == [races[-1].code]
+    assert sorted(watching.hub.live) == sorted(r.code for r in races)  # watched by turns: kept a while
+    watching.hub.sweep()
+    assert list(watching.hub.live) == [races[-1].code]  # the one still watched
     await spectator.close()
     async with asyncio.timeout(5):
         while held.spectators:
             await asyncio.sleep(0)  # a yield to the loop, not a wait for time
-    assert not watching.hub.live
+    watching.hub.sweep()
+    assert not watching.hub.live and racing.hub.sweep() == [] and len(racing.hub.live) == 3
     await races[0].move(0)  # the race goes on where it is played
     late = await client(watching)
     assert (await late.request({"type": "watch", "match": races[0].code}, "watching"))["ev"] > 0
