@@ -433,7 +433,7 @@ class Hub:
         m = lm.match
         return (
             self.bus.shared
-            and not lm.seated_here
+            and not lm.runs_here
             and not lm.seats
             and not lm.spectators
             and m.status != "finished"

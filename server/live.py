@@ -91,7 +91,9 @@ class LiveMatch:
     deadline: int | None = None  # what ``timer`` is set for
     published: str | None = None  # the last batch this process published (its echo is skipped)
     reloading: bool = False  # being read again from the store (``Recovery.reload``)
-    seated_here: bool = False  # a racer of this process has sat in it (else: loaded for spectators)
+    # A racer of this process has sat in it, or this process took it in as an orphan: its timers must
+    # run here. Else it was loaded for spectators (``Hub.sweep`` lets go of it once they are gone).
+    runs_here: bool = False
     _seats: dict[int, Peer] = field(default_factory=dict, init=False)
     _plan: FanOutPlan | None = field(default=None, init=False)
 
@@ -107,7 +109,7 @@ class LiveMatch:
         """``peer`` races in ``seat`` here now; return the peer it replaces, if any."""
         old = self._seats.get(seat)
         self._seats[seat] = peer
-        self.seated_here = True
+        self.runs_here = True
         self._audience_changed()
         return old
 

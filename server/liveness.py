@@ -115,7 +115,7 @@ class Liveness:
             if any(instance_of(c) in alive for c in conns):
                 continue
             try:
-                await self._hub.get(mid)
+                (await self._hub.get(mid)).runs_here = True  # no spectator's, to let go of
             except Refused as exc:
                 log.warning("could not take in match %s: %s", mid, exc.message)
                 if exc.code in (ErrorCode.CORRUPT, ErrorCode.NOT_FOUND):  # no retry mends it

@@ -99,6 +99,7 @@ async def test_a_race_its_process_died_under_ends_with_nobody_touching_it(
             s is not None and s.conn is not None for s in lm.match.seats
         ):
             await asyncio.sleep(0.05)
+    assert survivor.hub.sweep() == [] and code in survivor.hub.live  # its timers run here: kept
     kick(survivor, code, survivor.settings.grace_ms)
     async with asyncio.timeout(10):
         while await survivor.store.result(code) is None:
