@@ -153,7 +153,7 @@ def figures(player: str, name: str, totals: Totals, today: str) -> p.Stats:
 Outcome = Literal["win", "loss", "draw", "solo"]
 
 
-def outcome(result: p.Result, seat: int) -> Outcome:
+def outcome(result: p.Result | p.ResultSummary, seat: int) -> Outcome:
     if len(result.seats) < 2:
         return "solo"
     if result.draw:
@@ -181,9 +181,8 @@ def streaks(days: set[str], today: str) -> tuple[int, int]:
     return current, best
 
 
-def history_entry(result: p.Result, player: str) -> p.GameEntry:
-    me = seat_of(result, player)
-    assert me is not None
+def history_entry(result: p.ResultSummary, player: str) -> p.GameEntry:
+    me = next(s for s in result.seats if s.player == player)
     other = next((s for s in result.seats if s.seat != me.seat), None)
     return p.GameEntry(
         match=result.match,
@@ -199,7 +198,7 @@ def history_entry(result: p.Result, player: str) -> p.GameEntry:
     )
 
 
-def cursor(result: p.Result) -> str:
+def cursor(result: p.Result | p.ResultSummary) -> str:
     return f"{result.decided_at}.{result.match}"
 
 

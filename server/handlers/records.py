@@ -104,7 +104,7 @@ async def on_stats(ctx: Context, client: Client, msg: p.StatsRequest) -> None:
 async def on_history(ctx: Context, client: Client, msg: p.HistoryRequest) -> None:
     who = await subject(ctx, client, msg.player)
     before = stats.parse_cursor(msg.before) if msg.before else None
-    results = await ctx.store.player_results(who.id, before, msg.limit + 1)
+    results = await ctx.store.player_games(who.id, before, msg.limit + 1)
     page = results[: msg.limit]
     client.send(
         p.History(

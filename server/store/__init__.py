@@ -17,7 +17,7 @@ from typing import Protocol
 from ..errors import Conflict as Conflict
 from ..errors import StoreUnavailable as StoreUnavailable
 from ..match.events import Event
-from ..protocol import LiveRace, Rated, Result
+from ..protocol import LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
 
@@ -171,6 +171,11 @@ class Store(Protocol):
         self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
     ) -> list[Result]:
         """A player's results, newest first (by decided_at, then match), older than ``before``."""
+
+    async def player_games(
+        self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
+    ) -> list[ResultSummary]:
+        """``player_results``, each read without its moves (``history``: a page of a hundred)."""
 
     async def totals(self, player: str) -> Totals:
         """The fold of every result of the player's (``server/stats.py``), kept as each is stored."""

@@ -79,7 +79,7 @@ from ..match.events import (
     decode_events,
     event_json,
 )
-from ..protocol import PLAYER_ID_PATTERN, LiveRace, Rated, Result
+from ..protocol import PLAYER_ID_PATTERN, LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
 from ..redis_link import UNANSWERED, Client, connect, hash_tag
 from ..stats import Totals, fold
@@ -426,13 +426,16 @@ class RedisStore:
 
     async def _results(self, matches: Sequence[str]) -> list[Result]:
         """The stored results of these matches, in their order (those found)."""
+        return [Result.model_validate_json(raw) for raw in await self._result_bodies(matches)]
+
+    async def _result_bodies(self, matches: Sequence[str]) -> list[bytes]:
         if not matches:
             return []
         async with self._redis.pipeline(transaction=False) as pipe:
             for m in matches:
                 pipe.get(match_keys(m)[2])
             raws = await self.call(pipe.execute())
-        return [Result.model_validate_json(raw) for raw in raws if raw is not None]
+        return [raw for raw in raws if raw is not None]
 
     async def confirm(self, match_id: str) -> None:
         await self.replicated(match_keys(match_id)[0])
@@ -568,6 +571,18 @@ class RedisStore:
     async def player_results(
         self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
     ) -> list[Result]:
+        return await self._results(await self._player_matches(player, before, limit))
+
+    async def player_games(
+        self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
+    ) -> list[ResultSummary]:
+        bodies = await self._result_bodies(await self._player_matches(player, before, limit))
+        return [ResultSummary.model_validate_json(raw) for raw in bodies]
+
+    async def _player_matches(
+        self, player: str, before: tuple[int, str] | None, limit: int | None
+    ) -> list[str]:
+        """The player's matches, newest first (``player_results``)."""
         await self.totals(player)  # a player of an earlier version: their index moves first
         key = player_keys(player)[0]
         top: int | str = "+inf"
@@ -585,7 +600,7 @@ class RedisStore:
         rows = sorted(((int(at), m.decode()) for m, at in entries), reverse=True)
         if before is not None:
             rows = [r for r in rows if r < before]
-        return await self._results([m for _, m in rows[:limit]])
+        return [m for _, m in rows[:limit]]
 
     async def ratings(self, player: str) -> dict[str, PlayerRating]:
         return await self._shared.ratings(player)

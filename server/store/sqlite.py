@@ -38,7 +38,7 @@ from pathlib import Path
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
 from ..match.events import CountdownStarted, Decided, Event, Moved, Opened, decode_events, event_json
-from ..protocol import LiveRace, Rated, Result
+from ..protocol import LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
 from . import BoardPlace, BoardRow, DailyBoard, PlayerRecord, QueueEntry, board_rows
@@ -571,6 +571,16 @@ class SqliteStore:
     async def player_results(
         self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
     ) -> list[Result]:
+        return [Result.model_validate_json(body) for body in self._player_bodies(player, before, limit)]
+
+    async def player_games(
+        self, player: str, before: tuple[int, str] | None = None, limit: int | None = None
+    ) -> list[ResultSummary]:
+        return [
+            ResultSummary.model_validate_json(body) for body in self._player_bodies(player, before, limit)
+        ]
+
+    def _player_bodies(self, player: str, before: tuple[int, str] | None, limit: int | None) -> list[str]:
         at, match = before or (2**62, "")
         rows = self._db.execute(
             "SELECT r.body FROM player_results p JOIN results r ON r.match = p.match"
@@ -578,7 +588,7 @@ class SqliteStore:
             " ORDER BY p.decided_at DESC, p.match DESC LIMIT ?",
             (player, at, at, match if before else "~", -1 if limit is None else limit),
         ).fetchall()
-        return [Result.model_validate_json(r[0]) for r in rows]
+        return [str(body) for (body,) in rows]
 
     async def heartbeat(self, instance: str, ttl_ms: int) -> None:
         """Nothing to say: one process at a time uses the file (see ``alive``)."""

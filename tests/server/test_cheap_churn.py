@@ -12,6 +12,7 @@ from counting import count_calls
 from race import MakeAppT, client
 
 from server import daily
+from server.protocol import Result
 from server.ratings import PlayerRating
 
 
@@ -111,3 +112,26 @@ async def test_the_daily_boards_count_their_players_once_not_for_each_request(ma
     # The top 100 (12 calls), then twenty steps of the index (3); it counted the day's 1,000
     # scores (105 calls), then 20 days' 20,000 (1,403).
     assert at_board < 30 and steps[0] - at_board < 30
+
+
+async def test_a_page_of_history_builds_no_game_whole(
+    make_app: MakeAppT, backend: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``history`` built each listed result whole, every move of every seat (a long game's 40 KB)."""
+    app = await make_app(**backend)
+    c = await client(app)
+    me = await c.request({"type": "hello"}, "welcome")
+    codes = []
+    for _ in range(3):
+        codes.append((await c.request({"type": "create", "seats": 1}, "created"))["match"])
+        await c.request({"type": "ready"}, "start")
+        await c.request({"type": "move", "seq": 1, "move": "T"}, "ack")
+        await c.request({"type": "finish"}, "result")
+    built = count_calls(monkeypatch, Result, "model_validate_json")
+    page = await c.request({"type": "history", "limit": 2}, "history")
+    newest = sorted(codes, reverse=True)  # decided at the same time (the test's clock): by code
+    assert [g["match"] for g in page["games"]] == newest[:2] and page["next"]
+    assert all(g["practice"] and g["outcome"] == "solo" for g in page["games"])
+    rest = await c.request({"type": "history", "before": page["next"]}, "history")
+    assert [g["match"] for g in rest["games"]] == newest[2:] and rest["player"] == me["player"]
+    assert built[0] == 0  # it was one for each game listed, and one more a page
