@@ -9,14 +9,19 @@ the core keep one open lobby and one practice game per creator
 and connections are cheap: two connections creating and joining races at
 their frame rate held thousands. So a ``create``, a ``join`` or a ``rematch`` is refused
 (``not_allowed``) while the connection, or its identity, already has
-``per_player`` matches held here, or its address ``per_address`` (several
+``per_player`` matches going here (held, not decided: lobbies, races), or its
+address ``per_address`` (several
 people can share an address behind a NAT: a school, an office), or while
 its address has ``lobbies_per_address`` lobbies open that it created: the
 one-lobby rule, held per address as well, since a new ``hello`` makes a new
 creator. This machine's own connections (no address: the tests, the
 benches, the bots) are held to the per-connection and per-identity quota
 only. A ``resume`` counts the match it takes a seat in (a rematch's, say), never refused.
-The entries are dropped once their match has left memory.
+Decided matches do not count: a race is decided no sooner than its 3 s
+countdown allows, so they come at a person's pace (a practice game, which has
+no countdown, leaves memory with its player), and a player going from race
+to race quickly must not be refused. The entries are dropped once their
+match has left memory.
 """
 
 from __future__ import annotations
@@ -60,12 +65,13 @@ class Holdings:
             held = {mid: v for mid, v in self._held(key).items() if mid != replacing}
             address = key.startswith("a:")
             cap = self.per_address if address else self.per_player
-            if 0 < cap <= len(held):
+            going = sum(lm.match.status != "finished" for lm, _ in held.values())
+            if 0 < cap <= going:
                 whose = "your address has" if address else "you have"
                 raise Refused(
                     ErrorCode.NOT_ALLOWED,
-                    f"{whose} {len(held)} games held here at once: play, finish or leave one first "
-                    "(a game left is let go of a minute after it ends)",
+                    f"{whose} {going} games going at once (lobbies and races not decided): "
+                    "play, finish or leave one first",
                 )
             if address and creating and self.lobbies_per_address > 0:
                 lobbies = sum(
@@ -81,10 +87,6 @@ class Holdings:
     def took_seat(self, keys: Iterable[str], lm: LiveMatch, *, created: bool) -> None:
         for key in keys:
             self._by_key.setdefault(key, {})[lm.match.id] = (lm, created)
-
-    def count(self, key: str) -> int:
-        """Matches held for ``key`` (a connection's ``c:``, an identity's ``p:``, an address's ``a:``)."""
-        return len(self._held(key))
 
     def forget_gone(self) -> None:
         """Drop the entries of matches no longer held, and the keys left with none (the sweep)."""

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import asyncio
 
-from race import MakeAppT, client, kick, start_race
+from race import MakeAppT, client, start_race
 from wsclient import Msg, WsClient
 
 from server.app import App
-from server.match.state import COUNTDOWN_MS
 
 
 def held(app: App) -> int:
@@ -51,7 +50,7 @@ async def test_connections_creating_and_joining_races_hold_at_most_their_quota(m
         await ann.send({"type": "create"})
         answer = await first_of(ann, "created", "error")
         if answer["type"] == "error":
-            assert answer["code"] == "not_allowed" and "3 games held" in answer["message"]
+            assert answer["code"] == "not_allowed" and "3 games going" in answer["message"]
             continue
         made += 1
         await bob.request({"type": "join", "match": answer["match"]}, "joined")
@@ -126,24 +125,23 @@ async def test_playing_practice_game_after_game_with_rematch_holds_one(
     assert back["result"] is not None  # read back from the store
 
 
-async def test_a_rematch_is_refused_past_the_quota_of_matches_held(make_app: MakeAppT) -> None:
+async def test_a_rematch_is_refused_past_the_quota_of_matches_going(make_app: MakeAppT) -> None:
+    """A rematch opens a match, as a create does: held to the same quota (decided ones do not count)."""
     app = await make_app(games_per_player=2)
     race = await start_race(app)
     ann, bob = race.players
+    me = await ann.request({"type": "hello"}, "welcome")
     await race.finish_both()
+    tab = await client(app)  # Ann's other tab, the same identity: a lobby going
+    await tab.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
+    await tab.request({"type": "create"}, "created")
     await ann.send({"type": "rematch"})
     code = (await bob.request({"type": "rematch"}, "rematched"))["match"]
-    for player, token in zip(race.players, race.tokens, strict=True):
-        await player.request({"type": "resume", "match": code, "token": token}, "resumed")
-    race.code = code
-    await ann.send({"type": "ready"})
-    await bob.send({"type": "ready"})
-    await bob.expect("countdown")
-    kick(app, code, COUNTDOWN_MS)
-    await bob.expect("start")
-    await race.finish_both()
-    refused = await ann.request({"type": "rematch"}, "error")  # the first race is still held
-    assert refused["code"] == "not_allowed" and "2 games held" in refused["message"]
+    await ann.request({"type": "resume", "match": code, "token": race.tokens[0]}, "resumed")
+    other = await client(app)
+    lobby = (await other.request({"type": "create"}, "created"))["match"]
+    refused = await tab.request({"type": "join", "match": lobby}, "error")  # the lobby and the rematch
+    assert refused["code"] == "not_allowed" and "2 games going" in refused["message"]
 
 
 async def test_a_race_watched_on_another_process_is_let_go_of_there_once_its_watchers_went(
@@ -170,3 +168,16 @@ async def test_a_race_watched_on_another_process_is_let_go_of_there_once_its_wat
     await races[0].move(0)  # the race goes on where it is played
     late = await client(watching)
     assert (await late.request({"type": "watch", "match": races[0].code}, "watching"))["ev"] > 0
+
+
+async def test_a_rematch_past_the_quota_is_refused(make_app: MakeAppT) -> None:
+    app = await make_app(games_per_player=1)
+    race = await start_race(app)
+    ann = race.players[0]
+    me = await ann.request({"type": "hello"}, "welcome")
+    await race.finish_both()
+    tab = await client(app)  # Ann's other tab: a lobby going
+    await tab.request({"type": "hello", "player": me["player"], "key": me["key"]}, "welcome")
+    await tab.request({"type": "create"}, "created")
+    refused = await ann.request({"type": "rematch"}, "error")
+    assert refused["code"] == "not_allowed" and "1 games going" in refused["message"]
