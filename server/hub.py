@@ -24,7 +24,7 @@ from .bus import Bus
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
 from .live import LiveMatch, Peer, channel
 from .match import DEFAULT_GRACE_MS, Duplicate, Event, Match, decode_events, encode_events
-from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened, with_ev
+from .match.events import Connected, Disconnected, Moved, Opened, RematchOpened, holds_at_its_number, with_ev
 from .match.render import render
 from .protocol import now_ms
 from .recovery import RELOAD, TELL, Recovery
@@ -300,7 +300,11 @@ class Hub:
             self.spawn(self.recovery.catch_up_locked(lm))
             return
         events = decode_events(data) if data is not None else []
-        if data is None or (events and events[0].ev > lm.match.ev + 1) or _another_history(lm.match, events):
+        if (
+            data is None
+            or (events and events[0].ev > lm.match.ev + 1)
+            or holds_at_its_number(events, lm.match.last_event) is False
+        ):
             self.spawn(self.recovery.catch_up_locked(lm))
             return
         self.apply(lm, events)
@@ -486,17 +490,6 @@ def _idle_decided(lm: LiveMatch, now: int) -> bool:
     if m.status == "lobby":
         return m.called_off is not None
     return m.status == "finished" and now > m.decided_at + UNLOAD_DECIDED_AFTER_MS
-
-
-def _another_history(m: Match, events: list[Event]) -> bool:
-    """Whether a batch from the bus holds, at this copy's last ``ev``, another event than the copy's.
-
-    The store lost events applied here, and another process wrote new ones
-    under their numbers: the catch-up finds it and reloads (``Recovery``).
-    A batch that only follows the copy (nearly every one) is not looked into.
-    """
-    at = m.ev - events[0].ev if events else -1
-    return 0 <= at < len(events) and events[at] != m.last_event
 
 
 def _plays_only(events: list[Event]) -> bool:

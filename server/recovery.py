@@ -21,6 +21,7 @@ from .bus import Bus
 from .errors import StoreUnavailable
 from .live import CLOSE_TRY_AGAIN, LiveMatch, channel
 from .match import Event, Match
+from .match.events import holds_at_its_number
 from .retry import retry
 from .store import Store
 
@@ -141,15 +142,19 @@ class Recovery:
         when the copy here is in step and the players have resumed onto it;
         reloading then would only close their connections once more.
         """
-        last, seen = lm.match.ev, lm.match.last_event
-        events = await self._read_log(lm, last - 1)
-        async with lm.lock:
-            if not self._host.holds(lm):
+        while True:
+            copy, seen = lm.match, lm.match.last_event
+            events = await self._read_log(lm, seen.ev - 1)
+            async with lm.lock:
+                if not self._host.holds(lm):
+                    return
+                if lm.match is not copy:
+                    continue  # reloaded during the read (another notice, another catch-up): check the new copy
+                if holds_at_its_number(events, seen):
+                    self._host.apply(lm, events)
+                else:
+                    await self.try_reload(lm, tell_others=tell_others)
                 return
-            if lm.match.ev >= last and not (events and events[0].ev == last and events[0] == seen):
-                await self.try_reload(lm, tell_others=tell_others)
-            else:
-                self._host.apply(lm, events)
 
     async def reload(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
         """Rebuild this process's copy of a match from the store, which lost events applied here.

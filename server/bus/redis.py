@@ -87,5 +87,5 @@ class RedisBus:
     async def close(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
-        await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+        await self._pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis-py 8
         await self._redis.aclose()

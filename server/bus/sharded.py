@@ -79,7 +79,7 @@ class _Shard:
         if self.reader is not None and self.reader is not asyncio.current_task():
             self.reader.cancel()
         with contextlib.suppress(RedisError, OSError):
-            await self.pubsub.aclose()  # type: ignore[no-untyped-call]
+            await self.pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # typed from redis-py 8
         with contextlib.suppress(RedisError, OSError):
             await self.client.aclose()
 

@@ -20,7 +20,7 @@ from ..errors import Conflict, ErrorCode, Refused
 from ..hub import new_code, new_token
 from ..live import LiveMatch
 from ..match import Duplicate, Event, Match
-from ..match.events import SeatTaken
+from ..match.events import SeatTaken, holds_at_its_number
 from ..match.render import ack_again, missed_events, resumed, watching
 from ..match.state import hash_token
 from ..seating import seated, take_seat, unbind
@@ -199,9 +199,7 @@ async def _log_as_held(ctx: Context, lm: LiveMatch) -> tuple[Match, list[Event]]
         log_events = await ctx.store.events(m.id)
         if not log_events:
             return m, []
-        # the log reaches the copy, with the copy's last event there (not another, written after a loss)
-        held = log_events[m.ev - 1] if len(log_events) >= m.ev else None
-        if held == m.last_event:
+        if holds_at_its_number(log_events, m.last_event):  # not short of the copy, nor another history
             return m, log_events[: m.ev]
     ctx.hub.spawn(ctx.hub.recovery.catch_up_locked(lm))
     raise Refused(ErrorCode.UNAVAILABLE, "the store's log of this match ends early; resume again")

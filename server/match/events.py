@@ -222,6 +222,19 @@ def with_ev(e: Event, ev: int) -> Event:
     return replace(e, ev=ev) if isinstance(e, Moved) else e.model_copy(update={"ev": ev})
 
 
+def holds_at_its_number(events: Sequence[Event], e: Event) -> bool | None:
+    """Whether consecutive ``events`` (a bus batch, a read of a log) hold ``e`` where its ``ev`` falls.
+
+    None when they do not reach that number. A copy of a match whose last
+    event the log reaches, but with another event there, is not in step:
+    the store lost events applied there, then a process that never had them
+    wrote new ones under their numbers. Folding what follows onto that copy
+    would mix two histories, so ``Recovery`` reloads it instead.
+    """
+    at = e.ev - events[0].ev if events else -1
+    return events[at] == e if 0 <= at < len(events) else None
+
+
 def encode_events(events: Sequence[Event]) -> str:
     return "[" + ",".join(event_json(e) for e in events) + "]"
 
