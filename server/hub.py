@@ -290,14 +290,14 @@ class Hub:
             return  # our own batch, applied before it was published: no need to decode it
         if data is not None and data.startswith(RELOAD):
             if data != self.recovery.reload_notice:
-                self.spawn(self.recovery.catch_up_locked(lm, tell_others=False))
+                self.recovery.catch_up_soon(lm, tell_others=False)
             return
         if data is not None and data.startswith(TELL):
             if not data.startswith(self._telling):  # another process's: ours went out here already
                 self._tell_here(lm, data.split(" ", 2)[2].encode())
             return
         if lm.reloading:  # the copy is being replaced: read what this was once the new one is in
-            self.spawn(self.recovery.catch_up_locked(lm))
+            self.recovery.catch_up_soon(lm)
             return
         events = decode_events(data) if data is not None else []
         if (
@@ -305,7 +305,7 @@ class Hub:
             or (events and events[0].ev > lm.match.ev + 1)
             or holds_at_its_number(events, lm.match.last_event) is False
         ):
-            self.spawn(self.recovery.catch_up_locked(lm))
+            self.recovery.catch_up_soon(lm)
             return
         self.apply(lm, events)
 

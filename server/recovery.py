@@ -125,31 +125,43 @@ class Recovery:
         """Apply what the log holds beyond this copy (the caller holds the lock)."""
         self._host.apply(lm, await self._host.store.events(lm.match.id, lm.match.ev))
 
-    async def catch_up_locked(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
-        """What this process missed (a gap on the bus, its reconnect, another's reload notice), however long the store is away.
+    def catch_up_soon(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
+        """Check this copy against the log in the background: a gap on the bus, its reconnect, another's reload notice.
 
-        The read starts at the last event applied here: a log without it has
-        lost events (Redis back from an older snapshot), and the match is
-        reloaded. So is one with another event there: the store lost events,
-        then a process that had not applied them (it loaded the match from
-        the store, or found the loss first) wrote new ones with their numbers;
-        folding the log's later events onto this copy would mix two histories
-        (and decide a result from moves the log no longer holds). Pub/sub reconnects after every Redis restart, so this is
-        where the processes find out, before anyone writes. Another process's
-        reload notice is checked the same way (``tell_others`` is then False)
-        rather than obeyed: it can come after this process found the loss
-        itself and reloaded, or late (offered again after the bus refused it),
-        when the copy here is in step and the players have resumed onto it;
-        reloading then would only close their connections once more.
+        The copy's last event is taken now, not when the check runs: batches
+        go on arriving meanwhile, and one that starts just past a stale copy
+        (the first write after Redis came back from a snapshot, published
+        right after the reconnect) would be folded on, leaving a last event
+        the log does hold, and the mix of histories unseen.
+        """
+        self._host.spawn(self._catch_up(lm, lm.match, lm.match.last_event, tell_others))
+
+    async def _catch_up(self, lm: LiveMatch, copy: Match, seen: Event, tell_others: bool) -> None:
+        """What this process missed, however long the store is away.
+
+        The read starts at ``seen``: a log without it has lost events (Redis
+        back from an older snapshot), and the match is reloaded. So is one
+        with another event there: the store lost events, then a process that
+        had not applied them (it loaded the match from the store, or found the
+        loss first) wrote new ones with their numbers; folding the log's later
+        events onto this copy would mix two histories (and decide a result
+        from moves the log no longer holds). Pub/sub reconnects after every
+        Redis restart, so this is where the processes find out, before anyone
+        writes. Another process's reload notice is checked the same way
+        (``tell_others`` is then False) rather than obeyed: it can come after
+        this process found the loss itself and reloaded, or late (offered
+        again after the bus refused it), when the copy here is in step and
+        the players have resumed onto it; reloading then would only close
+        their connections once more.
         """
         while True:
-            copy, seen = lm.match, lm.match.last_event
             events = await self._read_log(lm, seen.ev - 1)
             async with lm.lock:
                 if not self._host.holds(lm):
                     return
-                if lm.match is not copy:
-                    continue  # reloaded during the read (another notice, another catch-up): check the new copy
+                if lm.match is not copy:  # reloaded during the read (another notice, another catch-up)
+                    copy, seen = lm.match, lm.match.last_event  # from the log: check it as it is now
+                    continue
                 if holds_at_its_number(events, seen):
                     self._host.apply(lm, events)
                 else:

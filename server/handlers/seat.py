@@ -201,7 +201,7 @@ async def _log_as_held(ctx: Context, lm: LiveMatch) -> tuple[Match, list[Event]]
             return m, []
         if holds_at_its_number(log_events, m.last_event):  # not short of the copy, nor another history
             return m, log_events[: m.ev]
-    ctx.hub.spawn(ctx.hub.recovery.catch_up_locked(lm))
+    ctx.hub.recovery.catch_up_soon(lm)
     raise Refused(ErrorCode.UNAVAILABLE, "the store's log of this match ends early; resume again")
 
 
