@@ -14,20 +14,22 @@ import contextlib
 import logging
 import os
 import secrets
+import sys
 from collections.abc import Callable
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from . import handlers
 from . import protocol as p
-from .addresses import PerAddress
+from .addresses import Crowded, Gate, PerAddress
 from .bots import BotRaces
 from .bus import Bus, open_bus
 from .errors import ErrorCode, Refused, StoreUnavailable
 from .handlers.ratings import RatingNews
 from .holdings import Holdings
-from .http import TOO_MANY_CONNECTIONS, Http
+from .http import Http
 from .hub import Hub
 from .limits import Buckets
 from .live_races import LiveRaces
@@ -40,13 +42,16 @@ from .seating import Client, unbind
 from .settings import Settings as Settings
 from .solving import Solving
 from .store import Store, open_store
-from .transport import CLOSE_POLICY, Connection, WriteBatch, read_frames
+from .transport import CLOSE_POLICY, Connection, Socket, WriteBatch, read_frames
 
 log = logging.getLogger(__name__)
 #: A lobby never started is deleted from the store this long after it opened (as Redis lets
 #: an undecided match's keys expire: ``UNDECIDED_TTL_S``).
 FORGET_LOBBIES_AFTER_MS = 24 * 3600 * 1000
 CLOSE_GOING_AWAY = 1001
+#: Descriptors of the open-files limit kept from the game port's sockets (``Settings.max_sockets``):
+#: the store, the bus's connections, the solver's workers, the log, the operator's port.
+FD_RESERVE = 256
 
 
 class App:
@@ -82,6 +87,8 @@ class App:
             lobbies_per_address=settings.lobbies_per_address,
         )
         self.lobbies: dict[str, tuple[str, str]] = {}  # the lobby each creator made last (handlers/seat.py)
+        max_sockets, reserve = socket_budget(settings.max_sockets)
+        self.gate = Gate(settings.opening_per_address, max_sockets, reserve)
         self.http = Http(settings, store, bus, self.metrics, clock, self.addresses)
         self.server: Server | None = None
         self.operator: Server | None = None  # the --metrics address's listener
@@ -91,10 +98,14 @@ class App:
 
     async def start(self) -> Server:
         self.daily_secret = await self._load_daily_secret()
+        # A factory where websockets types a class: Socket takes the gate first.
+        sockets = partial(Socket, self.gate, self.settings.proxies, self.metrics.socket_refused)
         self.server = await serve(
             self.handle,
             self.settings.host,
             self.settings.port,
+            create_connection=cast(type[ServerConnection], sockets),
+            open_timeout=self.settings.open_timeout_s,
             process_request=self.http.process_request,
             max_size=p.MAX_FRAME_BYTES,
             compression=None,  # deflate costs ~100 KiB a connection for frames this small
@@ -171,10 +182,12 @@ class App:
     # ---------------------------------------------------------- websocket
 
     async def handle(self, ws: ServerConnection) -> None:
+        cast(Socket, ws).opened()
         conn = Connection(ws, self.instance, self.settings, self.writes)
         if not self.addresses.opened(conn.id, self.http.client_key(ws, ws.request)):
             # Opened alongside others from its address since its handshake was let through.
-            await ws.close(CLOSE_POLICY, TOO_MANY_CONNECTIONS)
+            self.metrics.socket_refused(Crowded.CONNECTIONS, "close")
+            await ws.close(CLOSE_POLICY, Crowded.CONNECTIONS.message)
             await conn.stop_writing()
             return
         self.connections.add(conn)
@@ -217,6 +230,26 @@ def rejected(client: Client, seq: int, code: ErrorCode, text: str) -> p.Rejected
     if client.version == 1:
         return p.Rejected(seq=seq, code=code, message=text, view=view)
     return p.RejectedV2(seq=seq, code=code, message=text, view=view, last_seq=last_seq if view else None)
+
+
+def socket_budget(max_sockets: int | None) -> tuple[int, int]:
+    """The game port's sockets at once (0: no cap), and the descriptors kept beyond them.
+
+    None asks for the open-files limit (as ``python -m server`` raised it) less
+    ``FD_RESERVE`` (a quarter of a small limit), so that the process is never
+    out of descriptors: past the limit asyncio stops accepting anyone for a second.
+    """
+    if max_sockets is not None:
+        return max_sockets, FD_RESERVE
+    if sys.platform == "win32":
+        return 0, FD_RESERVE
+    import resource  # POSIX only
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return 0, FD_RESERVE
+    reserve = min(FD_RESERVE, soft // 4)
+    return soft - reserve, reserve
 
 
 async def _no_websocket(ws: ServerConnection) -> None:

@@ -27,7 +27,7 @@ from websockets.datastructures import Headers, MultipleValuesError
 from websockets.http11 import Request, Response
 
 from . import protocol as p
-from .addresses import PerAddress, client_key, parse_ip
+from .addresses import Crowded, PerAddress, client_key, parse_ip
 from .bus import Bus
 from .engine.variants import describe as describe_variants
 from .limits import Buckets
@@ -36,6 +36,7 @@ from .origins import PageCheck
 from .replay import replay_json
 from .settings import Settings
 from .store import Store
+from .transport import Socket
 
 #: The web page's own paths (``route()`` in client/web/js/app.js): each is served index.html.
 PAGE_ROUTE = re.compile(
@@ -51,7 +52,6 @@ CSP = (
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = (("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"))
-TOO_MANY_CONNECTIONS = "too many connections from your address"
 VARIANTS_JSON = json.dumps({"variants": describe_variants()}, separators=(",", ":")).encode()
 
 
@@ -87,11 +87,14 @@ class Http:
             return _response(400, f"the header {exc} was given more than once\n".encode(), "text/plain")
 
     async def _answer(self, connection: ServerConnection, request: Request) -> Response | None:
+        if isinstance(connection, Socket) and connection.refusal is not None:
+            return connection.respond(connection.refusal.status, connection.refusal.message + "\n")
         if request.headers.get("Upgrade", "").lower() == "websocket":
             if not self.pages.allows(request.headers.get("Origin"), request.headers.get("Host")):
                 return connection.respond(403, "origin not allowed\n")
             if self.addresses.full(self.client_key(connection, request)):
-                return connection.respond(429, TOO_MANY_CONNECTIONS + "\n")
+                self.metrics.socket_refused(Crowded.CONNECTIONS, "refuse")
+                return connection.respond(429, Crowded.CONNECTIONS.message + "\n")
             return None
         path = urlsplit(request.path).path
         if path == "/healthz":

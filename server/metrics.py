@@ -10,6 +10,7 @@ from itertools import accumulate
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 
+from .addresses import Crowded
 from .errors import ErrorCode
 from .hub import Hub
 
@@ -27,6 +28,12 @@ class Metrics:
         )
         self.matches = Gauge("grip_matches", "matches held by this process", ["status"], registry=r)
         self.rejects = Counter("grip_rejects", "commands refused, by code", ["code"], registry=r)
+        self.turned_away = Counter(
+            "grip_sockets_refused",
+            "sockets turned away (server/addresses.py): why, and how (refuse: 429/503, drop, close: 1008)",
+            ["why", "how"],
+            registry=r,
+        )
         # The moves and their ack latencies, counted in plain numbers (``moved``) and reported
         # when scraped: prometheus_client's counter and histogram take a lock at every move.
         self._acks = [0] * (len(ACK_BUCKETS) + 1)  # per bucket, the last one past the largest bound
@@ -73,3 +80,6 @@ class Metrics:
 
     def refused(self, code: ErrorCode) -> None:
         self.rejects.labels(code.value).inc()
+
+    def socket_refused(self, why: Crowded, how: str) -> None:
+        self.turned_away.labels(why.value, how).inc()

@@ -27,8 +27,10 @@ class Settings:
     flood_limit: int = 200  # frames refused within flood_window_s past which the connection is closed
     flood_window_s: float = 10.0
     sweep_s: float = 30.0
-    # Per client address (server/addresses.py): WebSockets at once (0: no cap), new identities.
+    # Per client address (server/addresses.py): WebSockets at once (0: no cap), sockets not open
+    # yet (handshakes and HTTP requests in progress; 0: no cap), new identities.
     max_per_address: int = 64
+    opening_per_address: int = 16
     identities_per_hour: float = 30.0
     identity_burst: int = 20
     # Matches held here that one connection or identity, and one address, took a seat in; open
@@ -37,6 +39,10 @@ class Settings:
     games_per_address: int = 64
     lobbies_per_address: int = 16
     proxies: tuple[str, ...] = ()  # addresses (CIDR) whose X-Real-IP names the client
+    # Sockets of the game port at once, all addresses (server/addresses.py, ``Gate``): None for the
+    # open-files limit less a reserve for the store, the bus and the solver; 0: no cap.
+    max_sockets: int | None = None
+    open_timeout_s: float = 5.0  # from accept to a WebSocket open (or an HTTP request read)
     # Quick races: how often this process looks for pairs while it holds the queue's lease
     # (sooner when someone joins); 0: it never pairs (others do; tests stage a queue so).
     quick_pair_every_s: float = 0.5

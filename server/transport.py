@@ -14,12 +14,16 @@ import contextlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
-from websockets.asyncio.server import ServerConnection
+from websockets.asyncio.server import Server, ServerConnection
+from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from . import protocol as p
+from .addresses import Admission, Crowded, Gate, client_key
 from .errors import ErrorCode, Refused
 from .flood import FrameRate, Verdict
 from .live import CLOSE_TRY_AGAIN, LiveMatch
@@ -30,6 +34,62 @@ from .store import PlayerRecord
 OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
 WRITE_BUFFER_LIMIT = 64 * 1024  # unsent bytes past which frames wait in the outbox instead
 CLOSE_POLICY = 1008
+
+
+class Socket(ServerConnection):
+    """A socket of the game port, counted by its ``Gate`` from its accept to its close.
+
+    Counted at ``connection_made``, before a byte of its request is read:
+    ``process_request`` sees a request only once it is whole, too late to
+    bound the sockets that never finish one. A socket the gate refuses keeps
+    its ``refusal`` for ``Http.process_request`` to answer with; one it drops
+    is aborted at once.
+    """
+
+    def __init__(
+        self,
+        gate: Gate,
+        proxies: Sequence[str],
+        on_refused: Callable[[Crowded, str], None],
+        protocol: ServerProtocol,
+        server: Server,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(protocol, server, **kwargs)
+        self.gate = gate
+        self._proxies = proxies
+        self._on_refused = on_refused
+        self.refusal: Crowded | None = None  # why the gate refused it
+        self.opening_key: str | None = None  # its address's key, while it counts as opening there
+        self._opening = False
+        self._counted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        peer = transport.get_extra_info("peername")
+        key = client_key(str(peer[0]), Headers(), self._proxies) if peer else None
+        admission, why = self.gate.accepted(key)
+        if why is not None:
+            self._on_refused(why, admission.value)
+        if admission is Admission.DROP:
+            self.transport.abort()
+            return
+        self._counted = self._opening = True
+        self.opening_key = key
+        self.refusal = why
+
+    def opened(self) -> None:
+        """Its handshake is done: it no longer counts as opening (its address's open ones count it)."""
+        if self._opening:
+            self._opening = False
+            self.gate.opened(self.opening_key)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.opened()
+        if self._counted:
+            self._counted = False
+            self.gate.closed()
 
 
 class _Framing:
