@@ -3,16 +3,24 @@
 Places are in the store (one per player: ``Store.queue_*``), so players on
 different processes are paired. One process at a time pairs (it holds the
 store's lease, renewed every round; if it dies, another takes over within
-``LEASE_MS``): it reads the places, starts a race for each pair (a match
+``LEASE_MS``): it reads the places of the ``Settings.quick_window``
+longest waiting (no more, whatever the queue holds: a round's cost is
+bounded, not one join's cost times the queue), starts a race for each pair (a match
 opened with both seats taken, rated, on a fresh deal), takes both places
 out in one atomic step, and tells every process on the bus. The process
 holding a paired player's connection seats it; the seat's token was made
 by that connection when it joined and only its hash was stored, so no
 secret crosses the store or the bus.
 
+A place past the window waits for a round in which it is in it: the
+window's places pair among themselves, each with anyone of its pool within
+30 s of waiting (``matchmaking.gap``), so the window moves on but for one
+place a pool at most (7 variants, 3 clocks), and nobody waits much past
+30 s for the queue's length alone.
+
 A notice lost on the bus is made up for: every ``RECONCILE_EVERY`` rounds a
-process compares its waiting connections with the store (a place gone
-because its player was paired is found through ``Store.queue_paired``).
+process compares its waiting connections with their places in the store (a
+place gone because its player was paired is found through ``Store.queue_paired``).
 
 A quick race's racers must be ready within ``READY_WITHIN_MS``, or it is
 called off (``Match.tick``); the process holding a racer who was ready puts
@@ -52,7 +60,7 @@ RECONCILE_EVERY = 4  # rounds between two comparisons of the waiting connections
 RECONCILE_ALONE_S = 0.5  # a process that never pairs: how often it counts a round
 NO_SHOW_BAR_MS = 60_000
 #: The rounds a join brings forward come at most this often, as a share of ``quick_pair_every_s``:
-#: a round reads the whole queue, and a ``quick`` and a ``quick_cancel`` again and again (15 pairs
+#: a round reads a window of the queue, and a ``quick`` and a ``quick_cancel`` again and again (15 pairs
 #: a second a connection) each brought one on.
 ROUND_GAP_SHARE = 0.2
 
@@ -203,7 +211,7 @@ class QuickRaces:
     async def pair_now(self) -> None:
         """One round: start a race for every pair the queue holds now."""
         ctx = self._ctx
-        places = await self._living(await ctx.store.queue_entries())
+        places = await self._living(await ctx.store.queue_entries(ctx.settings.quick_window))
         for a, b in matchmaking.pair(places, ctx.clock()):
             await self._start(a, b)
 
@@ -294,7 +302,7 @@ class QuickRaces:
     async def reconcile(self) -> None:
         """Make up for lost notices: each waiting connection here as the store has it."""
         ctx = self._ctx
-        places = {e.player: e for e in await ctx.store.queue_entries()}
+        places = await ctx.store.queue_places([w.place.player for w in self.waiting.values()])
         for conn, w in list(self.waiting.items()):
             place = places.get(w.place.player)
             if place is not None and place.conn == conn:

@@ -46,6 +46,7 @@ class Settings:
     # Quick races: how often this process looks for pairs while it holds the queue's lease
     # (sooner when someone joins); 0: it never pairs (others do; tests stage a queue so).
     quick_pair_every_s: float = 0.5
+    quick_window: int = 256  # the longest-waiting places a round reads and pairs (server/quick.py)
     live_every_s: float = 2.0  # how often the list of live races is written and sent again
     par_budget_s: float = 10.0  # the solver's time for a past daily deal's par
     par_nodes: int = 10**9

@@ -237,7 +237,15 @@ class Store(Protocol):
     async def queue_leave(self, player: str, conn: str) -> bool:
         """Take the player's place out if ``conn`` holds it; whether it did."""
 
-    async def queue_entries(self) -> list[QueueEntry]: ...
+    async def queue_entries(self, limit: int) -> list[QueueEntry]:
+        """The ``limit`` longest-waiting places, in waiting order (``since``, then player).
+
+        A pairing round reads these and no more: its cost is bounded whatever
+        the queue holds (``server/quick.py``).
+        """
+
+    async def queue_places(self, players: Sequence[str]) -> dict[str, QueueEntry]:
+        """The places these players hold (those who hold none are left out)."""
 
     async def queue_claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
         """Take both places out, as they are, for ``match``: False (nothing done) if either changed."""

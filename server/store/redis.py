@@ -626,8 +626,11 @@ class RedisStore:
     async def queue_leave(self, player: str, conn: str) -> bool:
         return await self._shared.leave(player, conn)
 
-    async def queue_entries(self) -> list[QueueEntry]:
-        return await self._shared.entries()
+    async def queue_entries(self, limit: int) -> list[QueueEntry]:
+        return await self._shared.entries(limit)
+
+    async def queue_places(self, players: Sequence[str]) -> dict[str, QueueEntry]:
+        return await self._shared.places(players)
 
     async def queue_claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
         return await self._shared.claim(pair, match)

@@ -10,7 +10,8 @@ its keys sharing a hash tag, so that one script may change them together:
   rating points). A variant's rated races all go through its master: one
   small script per race.
 - ``grip:quick:{quick}:...``: ``places`` (hash: player to queue place JSON),
-  ``paired:<player>`` (the quick race they were last paired into, 2 h),
+  ``order`` (zset: player to the ``since`` of their place: a round reads the
+  longest waiting only), ``paired:<player>`` (the quick race they were last paired into, 2 h),
   ``lease`` (the process pairing players). Every join, leave and pairing
   goes through one master: docs/deploy.md says what that costs.
 - ``grip:live:{live-races}:...``: ``races`` (hash: match to its listing),
@@ -66,22 +67,40 @@ redis.call('HSET', KEYS[6], ARGV[1], ARGV[12])
 return 1
 """
 
-#: Compare and swap queue places. KEYS places, then the paired keys of a claim. ARGV the
-#: number of places, each as player, JSON expected ('' none), new ('' take out); then the
-#: match of a claim. 1 done, 0 (nothing done) when a place is not as expected.
+#: Compare and swap queue places. KEYS places, order, then the paired keys of a claim. ARGV the
+#: number of places, each as player, JSON expected ('' none), new ('' take out), its ``since``;
+#: then the match of a claim. 1 done, 0 (nothing done) when a place is not as expected.
 SWAP_PLACES = """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
-  local cur = redis.call('HGET', KEYS[1], ARGV[2 + i * 3])
-  if (cur or '') ~= ARGV[3 + i * 3] then return 0 end
+  local cur = redis.call('HGET', KEYS[1], ARGV[2 + i * 4])
+  if (cur or '') ~= ARGV[3 + i * 4] then return 0 end
 end
 for i = 0, n - 1 do
-  local o = 2 + i * 3
-  if ARGV[o + 2] == '' then redis.call('HDEL', KEYS[1], ARGV[o])
-  else redis.call('HSET', KEYS[1], ARGV[o], ARGV[o + 2]) end
+  local o = 2 + i * 4
+  if ARGV[o + 2] == '' then
+    redis.call('HDEL', KEYS[1], ARGV[o])
+    redis.call('ZREM', KEYS[2], ARGV[o])
+  else
+    redis.call('HSET', KEYS[1], ARGV[o], ARGV[o + 2])
+    redis.call('ZADD', KEYS[2], ARGV[o + 3], ARGV[o])
+  end
 end
-for k = 2, #KEYS do redis.call('SET', KEYS[k], ARGV[2 + n * 3], 'EX', ARGV[3 + n * 3]) end
+for k = 3, #KEYS do redis.call('SET', KEYS[k], ARGV[2 + n * 4], 'EX', ARGV[3 + n * 4]) end
 return 1
+"""
+
+#: The longest-waiting places. KEYS places, order; ARGV how many. An order that does not count
+#: the places (a queue written by a version that kept none) is made again from them first.
+WINDOW = """
+if redis.call('ZCARD', KEYS[2]) ~= redis.call('HLEN', KEYS[1]) then
+  redis.call('DEL', KEYS[2])
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do redis.call('ZADD', KEYS[2], cjson.decode(all[i + 1]).since, all[i]) end
+end
+local players = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)
+if #players == 0 then return {} end
+return redis.call('HMGET', KEYS[1], unpack(players))
 """
 
 LEASE = """
@@ -136,6 +155,7 @@ class SharedData:
         client = store.client
         self._rate = client.register_script(RATE)
         self._swap = client.register_script(SWAP_PLACES)
+        self._window = client.register_script(WINDOW)
         self._lease = client.register_script(LEASE)
         self._list = client.register_script(LIST)
 
@@ -221,7 +241,7 @@ class SharedData:
             previous = None if raw is None else QueueEntry.load(raw)
             stored = kept_place(entry, previous)
             was = "" if raw is None else raw.decode()
-            if await self._swap_places([(entry.player, was, stored.dump())]):
+            if await self._swap_places([(entry.player, was, stored.dump(), stored.since)]):
                 return stored, previous
         raise StoreUnavailable(f"the queue place of {entry.player} kept changing")
 
@@ -231,18 +251,24 @@ class SharedData:
             raw = await s.call(s.client.hget(quick_key("places"), player))
             if raw is None or QueueEntry.load(raw).conn != conn:
                 return False
-            if await self._swap_places([(player, raw.decode(), "")]):
+            if await self._swap_places([(player, raw.decode(), "", "")]):
                 return True
         raise StoreUnavailable(f"the queue place of {player} kept changing")
 
-    async def entries(self) -> list[QueueEntry]:
+    async def entries(self, limit: int) -> list[QueueEntry]:
         s = self._store
-        return [
-            QueueEntry.load(raw) for raw in (await s.call(s.client.hgetall(quick_key("places")))).values()
-        ]
+        found = await s.call(s.script(self._window, [quick_key("places"), quick_key("order")], [limit]))
+        return [QueueEntry.load(raw) for raw in found if raw is not None]
+
+    async def places(self, players: Sequence[str]) -> dict[str, QueueEntry]:
+        if not players:
+            return {}
+        s = self._store
+        found = await s.call(s.client.hmget(quick_key("places"), list(players)))
+        return {p: QueueEntry.load(raw) for p, raw in zip(players, found, strict=True) if raw is not None}
 
     async def claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
-        swaps = [(e.player, e.dump(), "") for e in pair]
+        swaps = [(e.player, e.dump(), "", "") for e in pair]
         return await self._swap_places(swaps, match, [quick_key(f"paired:{e.player}") for e in pair])
 
     async def paired(self, player: str) -> str | None:
@@ -255,14 +281,15 @@ class SharedData:
         return bool(await s.call(s.script(self._lease, [quick_key("lease")], [instance, ttl_ms])))
 
     async def _swap_places(
-        self, swaps: Sequence[tuple[str, str, str]], match: str = "", paired: Sequence[str] = ()
+        self, swaps: Sequence[tuple[str, str, str, int | str]], match: str = "", paired: Sequence[str] = ()
     ) -> bool:
         s = self._store
         args: list[Any] = [len(swaps)]
         for swap in swaps:
             args += swap
         args += [match, PAIRED_TTL_S]
-        done = bool(await s.call(s.script(self._swap, [quick_key("places"), *paired], args)))
+        keys = [quick_key("places"), quick_key("order"), *paired]
+        done = bool(await s.call(s.script(self._swap, keys, args)))
         if done:
             await s.replicated(quick_key("places"))
         return done

@@ -694,8 +694,11 @@ class SqliteStore:
     async def queue_leave(self, player: str, conn: str) -> bool:
         return self._queue.leave(player, conn)
 
-    async def queue_entries(self) -> list[QueueEntry]:
-        return self._queue.entries()
+    async def queue_entries(self, limit: int) -> list[QueueEntry]:
+        return self._queue.entries(limit)
+
+    async def queue_places(self, players: Sequence[str]) -> dict[str, QueueEntry]:
+        return self._queue.places(players)
 
     async def queue_claim(self, pair: tuple[QueueEntry, QueueEntry], match: str) -> bool:
         return self._queue.claim(pair, match)

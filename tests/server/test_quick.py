@@ -104,7 +104,7 @@ async def test_two_connections_of_a_player_hold_one_place(app: App) -> None:
     second = await queue(tab2)
     assert second["since"] == first["since"]
     assert (await tab1.expect("unqueued"))["reason"] == "elsewhere"
-    assert [e.since for e in await app.store.queue_entries()] == [first["since"]]
+    assert [e.since for e in await app.store.queue_entries(100)] == [first["since"]]
     assert len(app.quick.waiting) == 1
     await queue(bob)
     await paired(tab2, bob)
@@ -115,11 +115,11 @@ async def test_cancelling_or_dropping_takes_the_place_out(app: App) -> None:
     (ann, _) = await player(app, "Ann")
     await queue(ann)
     assert (await ann.request({"type": "quick_cancel"}, "unqueued"))["reason"] == "cancelled"
-    assert await app.store.queue_entries() == []
+    assert await app.store.queue_entries(100) == []
     await queue(ann)
     await ann.close()
     async with asyncio.timeout(5):
-        while await app.store.queue_entries():
+        while await app.store.queue_entries(100):
             await asyncio.sleep(0.01)
 
 
@@ -137,7 +137,7 @@ async def test_leaving_and_joining_again_goes_to_the_back_of_the_queue(staged: A
         await queue(churner)
     await app.quick.pair_now()
     await paired(ann, bob)
-    assert [e.name for e in await app.store.queue_entries()] == ["Churner"]
+    assert [e.name for e in await app.store.queue_entries(100)] == ["Churner"]
 
 
 async def test_the_window_widens_on_the_servers_clock(staged: App) -> None:
@@ -152,7 +152,7 @@ async def test_the_window_widens_on_the_servers_clock(staged: App) -> None:
     await app.quick.pair_now()
     advance(app, 29_000)
     await app.quick.pair_now()
-    assert len(await app.store.queue_entries()) == 2
+    assert len(await app.store.queue_entries(100)) == 2
     advance(app, 1_000)  # 30 s: anyone
     await app.quick.pair_now()
     await paired(strong, new)
@@ -193,3 +193,59 @@ async def test_players_on_two_processes_are_paired_and_race(make_app: MakeAppT, 
     async with asyncio.timeout(5):  # the pairing process opened it, and let it go: it follows no race
         while code in pairing.hub.live:
             await asyncio.sleep(0.01)
+
+
+async def test_a_round_reads_and_pairs_the_longest_waiting_window_only(
+    make_app: MakeAppT, backend: Backend
+) -> None:
+    """``quick_window`` places a round, whatever the queue holds: the others wait for the next."""
+    app = await make_app(rate_per_s=1000.0, burst=1000, quick_pair_every_s=0, quick_window=2, **backend)
+    players = [await player(app, n) for n in ("Ann", "Bob", "Cat", "Dan")]
+    for c, _ in players:
+        await queue(c)
+        advance(app, 100)
+    assert [e.name for e in await app.store.queue_entries(3)] == ["Ann", "Bob", "Cat"]
+    await app.quick.pair_now()
+    await paired(players[0][0], players[1][0])
+    assert [e.name for e in await app.store.queue_entries(100)] == ["Cat", "Dan"]
+    assert not [m for c, _ in players[2:] for m in c.received if m["type"] == "paired"]
+    await app.quick.pair_now()
+    await paired(players[2][0], players[3][0])
+    assert await app.store.queue_entries(100) == []
+
+
+async def test_the_queue_window_is_in_waiting_order_and_finds_a_players_place(
+    staged: App,
+) -> None:
+    """Waiting order is ``since``, then player; a place that keeps its time keeps its rank."""
+    app = staged
+    (ann, ann_id), (bob, bob_id) = await player(app, "Ann"), await player(app, "Bob")
+    first = await queue(ann)
+    advance(app, 100)
+    await queue(bob)
+    advance(app, 100)
+    await queue(await again(app, ann_id))  # her second tab: her place, its time kept
+    assert [e.name for e in await app.store.queue_entries(100)] == ["Ann", "Bob"]
+    assert (await app.store.queue_entries(1))[0].since == first["since"]
+    found = await app.store.queue_places([bob_id["player"], "nobody", ann_id["player"]])
+    assert set(found) == {ann_id["player"], bob_id["player"]}
+    assert found[bob_id["player"]].name == "Bob"
+
+
+async def test_a_redis_queue_without_its_order_is_read_in_order_all_the_same(
+    make_app: MakeAppT, redis_url: str
+) -> None:
+    """A queue written by a version that kept no order (a rolling upgrade): the first read makes it."""
+    import redis.asyncio as aioredis
+
+    from server.store.redis_ratings import quick_key
+
+    app = await make_app(store_url=redis_url, bus_url=redis_url, quick_pair_every_s=0)
+    for n in ("Ann", "Bob", "Cat"):
+        await queue((await player(app, n))[0])
+        advance(app, 100)
+    r = aioredis.Redis.from_url(redis_url)
+    await r.delete(quick_key("order"))
+    assert [e.name for e in await app.store.queue_entries(2)] == ["Ann", "Bob"]
+    assert await r.zcard(quick_key("order")) == 3
+    await r.aclose()
