@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server import protocol as p  # noqa: E402
-from server.live_races import current, page  # noqa: E402
+from server.live_races import current, frame, ranked  # noqa: E402
 from server.match.events import Moved, Numbers, Opened  # noqa: E402
 from server.store import Store, open_store  # noqa: E402
 from tests.conftest import RedisServer  # noqa: E402
@@ -106,7 +106,12 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
 
     async def refresh() -> None:  # what LiveRaces.refresh does, for a follower of each order
         listed, _ = current(await store.live_races(), 0)
-        pages.update({order: page(listed, order, PAGE) for order in ("newest", "closest")})
+        pages.update(
+            {
+                order: frame(ranked(listed, order, PAGE), order, PAGE, len(listed))
+                for order in ("newest", "closest")
+            }
+        )
 
     async def baseline() -> None:
         await store.events(match)

@@ -117,10 +117,19 @@ def current(stored: Sequence[bytes], now: int) -> tuple[list[Listing], list[str]
     return races, stale
 
 
-def page(races: Sequence[Listing], order: p.LiveOrder, limit: int) -> bytes:
-    """The ``live`` frame of one (order, limit): only the page's races become models."""
-    shown = [p.LiveRace.model_validate(r) for r in top(races, order, limit)]
-    return p.encode(p.Live(order=order, races=shown, total=len(races)))
+def ranked(races: Sequence[Listing], order: p.LiveOrder, depth: int) -> list[bytes]:
+    """The JSON of the first ``depth`` races in ``order``: only those become models, once for every page."""
+    return [p.encode(p.LiveRace.model_validate(r)) for r in top(races, order, depth)]
+
+
+def frame(ranked: Sequence[bytes], order: p.LiveOrder, limit: int, total: int) -> bytes:
+    """The ``live`` frame of one (order, limit), from the races' JSON: ``p.encode(p.Live(...))``'s bytes.
+
+    Joined, not encoded: every distinct ``limit`` followed (1 to 100) is a
+    page of its own, and a model of each would be a client's to multiply.
+    """
+    races = b",".join(ranked[:limit])
+    return b'{"type":"live","order":"%s","races":[%s],"total":%d}' % (order.encode(), races, total)
 
 
 @dataclass
@@ -139,8 +148,10 @@ class LiveRaces:
     followers: dict[str, Follower] = field(default_factory=dict)  # by connection id
     _changed: dict[str, LiveMatch] = field(default_factory=dict)
     _stale: set[str] = field(default_factory=set)  # listed long past their end: taken off at the next write
-    # The list as last read (loop time, races) and the pages built from it, by (order, limit).
+    # The list as last read (loop time, races); the JSON of its first races by order (``ranked``),
+    # as deep as its followers' longest page; and the frames built from them, by (order, limit).
     _read: tuple[float, list[Listing]] | None = None
+    _ranked: dict[p.LiveOrder, list[bytes]] = field(default_factory=dict)
     _pages: dict[tuple[p.LiveOrder, int], bytes] = field(default_factory=dict)
 
     # ------------------------------------------------ a Follower of matches (hub)
@@ -200,7 +211,9 @@ class LiveRaces:
         The list is read from the store for every period's refresh; a new
         follower (``only``) is sent the pages of the last read while it is less
         than a period old: each ``live`` read and sorted the whole list (every
-        race of every process), and a client can send 30 a second.
+        race of every process), and a client can send 30 a second. Each order's
+        races become models once, as deep as the longest page followed; a page
+        of each length is their JSON joined (``frame``).
         """
         followers = [f for conn, f in self.followers.items() if only is None or conn in only]
         if not followers:
@@ -209,16 +222,26 @@ class LiveRaces:
         if only is None or self._read is None or loop.time() - self._read[0] >= self.every_s:
             races, stale = current(await self.store.live_races(), self.clock())
             self._stale.update(stale)
-            self._read, self._pages = (loop.time(), races), {}
+            self._read, self._ranked, self._pages = (loop.time(), races), {}, {}
         races, built = self._read[1], self._pages
         for f in followers:
             key = (f.order, f.limit)
             if key not in built:
-                built[key] = page(races, f.order, f.limit)
-            frame = built[key]
-            if frame != f.last:
-                f.last = frame
-                f.peer.send(frame)
+                built[key] = frame(self._ranked_for(f.order, f.limit), f.order, f.limit, len(races))
+            page = built[key]
+            if page != f.last:
+                f.last = page
+                f.peer.send(page)
+
+    def _ranked_for(self, order: p.LiveOrder, limit: int) -> list[bytes]:
+        """The last read's first races in ``order``, at least ``limit`` deep (as deep as any follower's page)."""
+        assert self._read is not None
+        races = self._read[1]
+        have = self._ranked.get(order)
+        if have is None or len(have) < min(limit, len(races)):
+            depth = max(f.limit for f in self.followers.values() if f.order == order)
+            have = self._ranked[order] = ranked(races, order, max(depth, limit))
+        return have
 
     async def run(self) -> None:
         """Write the listings changed here, and refresh the followers here, for good."""

@@ -20,8 +20,8 @@ from server.engine import Game
 from server.live import LiveMatch
 from server.live_races import WRITE_SLICE, Follower, LiveRaces, listed, top
 from server.match import Duplicate, Match
-from server.protocol import CODE_ALPHABET, CODE_LENGTH, LiveRace, LiveRacer, now_ms
-from server.store import open_store
+from server.protocol import CODE_ALPHABET, CODE_LENGTH, Live, LiveRace, LiveRacer, encode, now_ms
+from server.store import Store, open_store
 
 Backend = dict[str, str]
 FAST: dict[str, Any] = {"rate_per_s": 1000.0, "burst": 1000, "live_every_s": 0.05}
@@ -207,14 +207,7 @@ class Listener:
         self.id, self.send = id, sent.append
 
 
-async def test_a_refresh_makes_models_of_the_pages_races_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With thousands listed, a model for each listing read held the event loop for a fifth of a second
-    every ``live_every_s`` while anyone followed the list (docs/benchmarks.md, "Loads nobody ran")."""
-    store = await open_store(f"sqlite:///{tmp_path / 'grip.db'}")
-    now = now_ms()
-    listed = 2_000
+async def list_many(store: Store, now: int, listed: int) -> None:
     await store.list_races(
         [
             LiveRace(
@@ -226,6 +219,17 @@ async def test_a_refresh_makes_models_of_the_pages_races_only(
             for n in range(listed)
         ]
     )  # fmt: skip
+
+
+async def test_a_refresh_makes_models_of_the_pages_races_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With thousands listed, a model for each listing read held the event loop for a fifth of a second
+    every ``live_every_s`` while anyone followed the list (docs/benchmarks.md, "Loads nobody ran")."""
+    store = await open_store(f"sqlite:///{tmp_path / 'grip.db'}")
+    now = now_ms()
+    listed = 2_000
+    await list_many(store, now, listed)
     built = count_calls(monkeypatch, LiveRace, "model_validate")
     built_json = count_calls(monkeypatch, LiveRace, "model_validate_json")
     live = LiveRaces(store, now_ms, 2.0)
@@ -238,4 +242,31 @@ async def test_a_refresh_makes_models_of_the_pages_races_only(
     assert [r["started_at"] for r in newest["races"]] == [now - n for n in range(20)]
     assert {r["racers"][1]["leftover"] - r["racers"][0]["leftover"] for r in closest["races"]} == {0}
     assert built[0] + built_json[0] <= 2 * 20  # the two pages' races, not the 2,000 listed
+    await store.close()
+
+
+async def test_followers_of_every_page_length_cost_one_page_of_models_an_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of each length (1 to 100) was built from models of its own: a client's to multiply.
+
+    Each order's races become models once, as deep as the longest page; each
+    page is their JSON joined, byte for byte what encoding a ``Live`` gives.
+    """
+    store = await open_store(f"sqlite:///{tmp_path / 'grip.db'}")
+    now = now_ms()
+    await list_many(store, now, 500)
+    built = count_calls(monkeypatch, LiveRace, "model_validate")
+    live = LiveRaces(store, now_ms, 2.0)
+    sent: dict[tuple[str, int], list[bytes]] = {}
+    for order in ("newest", "closest"):
+        for limit in range(1, 101):
+            pages = sent[order, limit] = []
+            live.followers[f"{order}{limit}"] = Follower(Listener(f"{order}{limit}", pages), order, limit)  # type: ignore[arg-type]
+    await live.refresh()
+    assert built[0] == 2 * 100  # not 2 * (1 + 2 + ... + 100)
+    listings, _ = live_races.current(await store.live_races(), now)
+    for (order, limit), pages in sent.items():
+        shown = [LiveRace.model_validate(r) for r in top(listings, order, limit)]  # type: ignore[arg-type]
+        assert pages == [encode(Live(order=order, races=shown, total=500))]  # type: ignore[arg-type]
     await store.close()
