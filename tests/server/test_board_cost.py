@@ -68,6 +68,7 @@ async def costs(tmp_path: Path, players: int) -> dict[str, int]:
             "day's count": lambda: store.leaderboard(DAY, None, limit=1),
             "days": lambda: store.daily_days("2026-12-03", 30),
             "rating board": lambda: store.rating_board("classic", 0, 20),
+            "rating board past its end": lambda: store.rating_board("classic", players, 20),
         }.items():
             with sqlite_steps(store._db) as steps:
                 await ask()
