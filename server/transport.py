@@ -60,7 +60,7 @@ class Socket(ServerConnection):
         self._proxies = proxies
         self._on_refused = on_refused
         self.refusal: Crowded | None = None  # why the gate refused it
-        self.opening_key: str | None = None  # its address's key, while it counts as opening there
+        self._key: str | None = None  # its address (None: not counted per address)
         self._opening = False
         self._counted = False
 
@@ -75,14 +75,14 @@ class Socket(ServerConnection):
             self.transport.abort()
             return
         self._counted = self._opening = True
-        self.opening_key = key
+        self._key = key
         self.refusal = why
 
     def opened(self) -> None:
         """Its handshake is done: it no longer counts as opening (its address's open ones count it)."""
         if self._opening:
             self._opening = False
-            self.gate.opened(self.opening_key)
+            self.gate.opened(self._key)
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
