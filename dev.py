@@ -21,7 +21,10 @@ PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 #: Each command and what it runs in ``.venv`` (the options typed after it are added).
 COMMANDS: dict[str, tuple[str, list[str]]] = {
-    "serve": ("the server, and the game opened in a browser", ["-m", "server", "--open"]),
+    "serve": (
+        "the server on http://127.0.0.1:8765/, and the game opened in a browser",
+        ["-m", "server", "--open"],
+    ),
     "test": ("the test suite (pytest options)", ["-m", "pytest"]),
     "server": ("python -m server: the server alone", ["-m", "server"]),
     "client": ("python -m client: play, watch, bots and statistics from a terminal", ["-m", "client"]),
@@ -32,6 +35,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
 def usage() -> str:
     lines = ["usage: python3 dev.py COMMAND [options]"]
     lines += [f"  {name:<7} {what}" for name, (what, _) in COMMANDS.items()]
+    lines.append("python3 dev.py COMMAND --help: that command's options (README.md says more)")
     return "\n".join(lines)
 
 
@@ -64,8 +68,12 @@ def run(args: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(usage())
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print(usage(), file=sys.stderr)
+        unknown = f"python3 dev.py: no command {argv[0]!r}\n" if argv else ""
+        print(unknown + usage(), file=sys.stderr)
         return 2
     try:
         ensure_venv()

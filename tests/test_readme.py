@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import shutil
@@ -97,7 +98,9 @@ def readme_lines() -> list[Line]:
 
 def plain_environment(home: Path) -> dict[str, str]:
     """A shell's environment with no virtualenv active and no display (nothing opens a browser)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    # XDG_CONFIG_HOME too: where set, it, not HOME, holds the terminal client's identity file
+    dropped = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "XDG_CONFIG_HOME")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     for k in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
         env.pop(k, None)
     venv_bins = {
@@ -412,6 +415,16 @@ async def docker_compose(n: Newcomer, line: Line) -> None:
     assert code == 0, out
 
 
+def typed_next() -> tuple[str, str]:
+    """The two frames the README says to type after ``hello``: a practice game's ``create``, its ``ready``."""
+    said = re.search(
+        r"Then `(\{[^`]*\})` opens a practice game and `(\{[^`]*\})`\s+starts it", README.read_text()
+    )
+    assert said is not None, "README.md no longer says what to type after hello"
+    create, ready = (" ".join(frame.split()) for frame in said.groups())
+    return create, ready
+
+
 @checks(r"\.venv/bin/python -m websockets ws://127\.0\.0\.1:8765")
 async def play_by_hand(n: Newcomer, line: Line) -> None:
     typed = line.comment.split("then type ", 1)[1]
@@ -419,6 +432,11 @@ async def play_by_hand(n: Newcomer, line: Line) -> None:
     await session.wait_for("Connected to")
     session.type(typed + "\n")
     await session.wait_for(r'"type":\s*"welcome"')
+    create, ready = typed_next()
+    session.type(create + "\n")
+    await session.wait_for(r'"type":\s*"lobby".*"solo":\s*true')  # a practice game
+    session.type(ready + "\n")
+    await session.wait_for(r'"type":\s*"start"')  # started, without a countdown
     assert await session.end() == 0
 
 
@@ -541,7 +559,13 @@ async def bot_joins(n: Newcomer, line: Line) -> None:
 async def stats(n: Newcomer, line: Line) -> None:
     code, out = await n.run(with_port(line.command, n.server_port()))
     assert code == 0, out
-    assert re.search(r"\(player [\w-]+\)", out) and "daily streak" in out, out
+    player = re.search(r"\(player ([\w-]+)\)", out)
+    assert player and "daily streak" in out, out
+    # kept where the README says, so the next run is the same player
+    kept = re.search(r"keeps your player\s+id in `~/([^`]+)`", README.read_text())
+    assert kept is not None, "README.md no longer says where the terminal keeps the player id"
+    identity = json.loads((n.home / kept[1]).read_text())
+    assert identity["player"] == player[1]
 
 
 @checks(r"python3 dev\.py engine deal \d+")
@@ -601,6 +625,37 @@ def test_every_check_has_its_readme_command() -> None:
     commands = [line.command for line in readme_lines()]
     unused = [check.__name__ for pattern, check in CHECKS if not any(pattern.fullmatch(c) for c in commands)]
     assert not unused, f"checks for commands the README no longer has: {unused}"
+
+
+def test_dev_py_help_lists_every_command() -> None:
+    assert "`python3 dev.py --help` lists them" in README.read_text()
+    out = subprocess.run(
+        ["python3", "dev.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=30, check=True
+    ).stdout
+    listed = re.findall(r"^  (\w+) ", out, re.M)
+    assert listed == ["serve", "test", "server", "client", "engine"], out
+    assert all(f"python3 dev.py {name}" in README.read_text() for name in listed)
+
+
+def test_the_server_options_default_as_the_readme_says() -> None:
+    from server.__main__ import parse_args
+
+    text = " ".join(README.read_text().split())
+    options = text.split("Options: ", 1)[1].split(" See [docs/deploy.md]", 1)[0]
+    said = dict(re.findall(r"`--([\w-]+)[^`]*` \([^()]*?, (\d+)\)", options))
+    said |= dict(re.findall(r"`--(host|port|data) ([^`]+)`", options.split("Defaults: ", 1)[1]))
+    assert said.keys() == {"grace-s", "rate", "max-per-address", "host", "port", "data"}, said
+    websockets_level = logging.getLogger("websockets").level
+    try:
+        settings, opens = parse_args([])
+    finally:  # parse_args sets the process's logging up, as the server's start does
+        logging.getLogger("websockets").setLevel(websockets_level)
+    assert not opens  # only `serve` adds --open
+    assert settings.grace_ms == int(said["grace-s"]) * 1000
+    assert settings.rate_per_s == float(said["rate"])
+    assert settings.max_per_address == int(said["max-per-address"])
+    assert (settings.host, settings.port) == (said["host"], int(said["port"]))
+    assert settings.store_url == f"sqlite:///{(Path(said['data']) / 'grip.db').resolve()}"
 
 
 def test_the_quick_start_is_two_commands() -> None:
