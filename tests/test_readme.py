@@ -627,6 +627,20 @@ def test_every_check_has_its_readme_command() -> None:
     assert not unused, f"checks for commands the README no longer has: {unused}"
 
 
+async def test_serve_on_a_free_port_prints_and_opens_it(newcomer: Newcomer) -> None:
+    said = re.search(
+        r"`(python3 dev\.py serve --port 0)` takes a free port, and prints and opens its address",
+        " ".join(README.read_text().split()),
+    )
+    assert said is not None, "README.md no longer says how to serve on a free port"
+    server = await newcomer.start(said[1], env=newcomer.with_browser)
+    url = (await server.wait_for(r"listening on (http://127\.0\.0\.1:(\d+)/)"))[1]
+    assert not url.endswith(":0/")
+    assert (await healthy(url))["status"] == "ok"
+    await newcomer.browser_opened(url)
+    assert await server.interrupt() == 0
+
+
 def test_dev_py_help_lists_every_command() -> None:
     assert "`python3 dev.py --help` lists them" in README.read_text()
     out = subprocess.run(
