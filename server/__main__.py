@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import gc
 import logging
 import os
@@ -27,9 +28,15 @@ from .store.sqlite import DataInUse
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
     ap = argparse.ArgumentParser(prog="python -m server", description=__doc__)
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=8765, help="0 picks a free port")
-    ap.add_argument("--data", default="./data", help="SQLite store directory (embedded mode)")
+    ap.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: %(default)s; 0.0.0.0: every one)"
+    )
+    ap.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (default: %(default)s; 0 picks a free one)"
+    )
+    ap.add_argument(
+        "--data", default="./data", help="SQLite store directory, embedded mode (default: %(default)s)"
+    )
     ap.add_argument(
         "--redis",
         metavar="URL",
@@ -62,7 +69,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         type=int,
         default=64,
         metavar="N",
-        help="WebSockets one client address may hold at once (0: no cap)",
+        help="WebSockets one client address may hold at once (0: no cap; default: %(default)s)",
     )
     ap.add_argument(
         "--proxy",
@@ -71,10 +78,17 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         metavar="CIDR",
         help="a proxy in front (repeatable): connections from it count for its X-Real-IP",
     )
-    ap.add_argument("--grace-s", type=float, default=60.0, help="how long a dropped player may stay away")
-    ap.add_argument("--rate", type=float, default=30.0, help="messages a second per connection")
+    ap.add_argument(
+        "--grace-s",
+        type=float,
+        default=60.0,
+        help="seconds a dropped player may stay away (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--rate", type=float, default=30.0, help="messages a second per connection (default: %(default)s)"
+    )
     ap.add_argument("--open", action="store_true", help="open the game in a browser once listening")
-    ap.add_argument("--log", default="INFO")
+    ap.add_argument("--log", default="INFO", help="log level (default: %(default)s)")
     args = ap.parse_args(argv)
     if args.redis_replicas < 0 or (args.redis_replicas and not args.redis):
         ap.error("--redis-replicas takes a count of replicas, and --redis")
@@ -191,6 +205,13 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(run(settings, ready=_announcer(open_browser)))
     except (DataInUse, RedisUnusable) as exc:
         sys.exit(f"python -m server: {exc}")
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            raise
+        sys.exit(
+            f"python -m server: cannot listen: {exc.strerror}; stop what holds that port,"
+            " or choose another with --port (--port 0 picks a free one)"
+        )
 
 
 if __name__ == "__main__":

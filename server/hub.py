@@ -1,8 +1,8 @@
 """The asyncio shell around matches: it only moves messages.
 
 For every command: decide (pure, ``server/match/``), append to the store
-(durable, conditional on the last ``ev``), publish on the bus, then apply and
-fan the renderings out to this process's connections. Events other processes
+(durable, conditional on the last ``ev``), apply and fan the renderings out
+to this process's connections, then publish on the bus for the others. Events other processes
 appended arrive over the bus and take the same apply path; a gap in ``ev``
 is filled from the store, so every connection sees every event once, in
 order, whichever process decided it. When the bus or the store falter,
@@ -165,7 +165,7 @@ class Hub:
     async def execute(
         self, lm: LiveMatch, decide: Callable[[Match], list[Event] | Duplicate]
     ) -> list[Event] | Duplicate:
-        """Decide, make durable, publish, apply: the one path every change takes."""
+        """Decide, make durable, apply here, publish: the one path every change takes."""
         async with lm.lock:
             for _ in range(APPEND_ATTEMPTS):
                 decision = decide(lm.match)

@@ -1,6 +1,7 @@
 """Durable state behind one small interface: match logs, results, players.
 
-Backends by URL scheme: ``sqlite:///path/grip.db`` (the embedded default)
+Backends by URL scheme: ``sqlite:///path/grip.db`` (the embedded default; the
+path follows the third slash, so an absolute one makes four, as in SQLAlchemy)
 and ``redis://`` (a single Redis or any node of a Redis Cluster). The match
 log is the source of truth; ``append`` is conditional on the last ``ev`` so
 that two processes deciding at once cannot both win, and it is durable
@@ -282,7 +283,7 @@ async def open_store(url: str, *, replicas: int = 0) -> Store:
     if scheme == "sqlite":
         from .sqlite import SqliteStore
 
-        return SqliteStore(url.removeprefix("sqlite://"))
+        return SqliteStore(url.removeprefix("sqlite:///"))
     if scheme in ("redis", "rediss", "unix"):
         from .redis import RedisStore
 

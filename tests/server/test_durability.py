@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,11 +90,26 @@ def test_a_second_server_on_the_same_data_is_refused(tmp_path: Path) -> None:
     first = ServerProcess("--data", str(tmp_path / "data")).start()
     try:
         second = ServerProcess("--data", str(tmp_path / "data"))
-        with pytest.raises(RuntimeError, match=r"another server is using .*grip\.db"):
+        data_file = re.escape(str((tmp_path / "data" / "grip.db").resolve()))
+        with pytest.raises(RuntimeError, match=rf"another server is using {data_file}: stop it"):
             second.start()
         assert second.proc is not None and second.proc.wait(5) == 1
         first.terminate()
         ServerProcess("--data", str(tmp_path / "data")).start().terminate()  # free again once it stops
+    finally:
+        first.kill()
+
+
+def test_a_port_in_use_is_said_in_a_line_not_a_traceback(tmp_path: Path) -> None:
+    first = ServerProcess("--data", str(tmp_path / "first")).start()
+    try:
+        second = ServerProcess("--data", str(tmp_path / "second"), "--port", str(first.port))
+        with pytest.raises(
+            RuntimeError, match=r"cannot listen: .*address already in use; .*--port 0"
+        ) as refused:
+            second.start()
+        assert "Traceback" not in str(refused.value)
+        assert second.proc is not None and second.proc.wait(5) == 1
     finally:
         first.kill()
 
