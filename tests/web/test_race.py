@@ -383,6 +383,30 @@ def test_a_strangers_link_to_a_full_race_shows_it_and_codes_may_be_lower_case(
     expect(cid.locator("body")).to_contain_text("Bob")
 
 
+def test_the_home_page_takes_a_pasted_code_or_link(server_url: str, pages: Any) -> None:
+    """What a friend pastes into "Match code": the share link whole, spaces around it, or the code
+    in lower case with a space before it; each finds the race (a cut at 8 characters did not)."""
+    ada, bob, cid = pages.new(), pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    code = link.rsplit("/", 1)[1]
+    bob.goto(server_url)
+    bob.fill("#name", "Bob")
+    bob.fill("#join-code", f"  {link} ")
+    bob.click("#join-form button[type=submit]")
+    expect(bob.locator("#lobby")).to_contain_text("Bob (you)")
+    expect(ada.locator("#lobby .seats")).to_contain_text("Bob")
+    cid.goto(server_url)
+    cid.fill("#join-code", f" {code.lower()}")
+    cid.click("#join-form button[type=button]")  # Watch
+    expect(cid).to_have_url(f"{server_url}w/{code}")
+    expect(cid.locator("body")).to_contain_text("Bob")
+    cid.goto(server_url)
+    cid.fill("#join-code", link.replace("/m/", "/w/"))  # the lobby's spectator link
+    cid.click("#join-form button[type=button]")
+    expect(cid).to_have_url(f"{server_url}w/{code}")
+    expect(cid.locator("body")).to_contain_text("Bob")
+
+
 def test_a_friend_by_link_is_asked_their_name_before_the_seat(server_url: str, pages: Any) -> None:
     ada, bob = pages.new(), pages.new()
     link = create_race(ada, server_url, "Ada")

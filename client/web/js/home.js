@@ -35,6 +35,15 @@ export function quickMessage(msg, { navigate, toast }) {
 }
 export const CODE_RE = /^[34679ACDEFGHJKMNPQRTUVWXY]{8}$/;
 
+/** The match code in what was typed or pasted, or null: the code itself in any case, with spaces
+ * around or in it, or a link to the race, its watch page or its replay (…/m/CODE, /w/CODE, /r/CODE)
+ * as the lobby's Copy buttons give them. */
+export function codeIn(text) {
+  const link = /\/[mwr]\/([^/?#\s]+)/i.exec(text);
+  const code = (link ? link[1] : text).replace(/\s+/g, "").toUpperCase();
+  return CODE_RE.test(code) ? code : null;
+}
+
 function variantSelect(id) {
   return el("select", { id, name: id }, ...VARIANTS.map((v) => el("option", { value: v.name, i18n: variantKey(v.name) })));
 }
@@ -122,17 +131,17 @@ export function homeScreen({ app, net, navigate, toast }) {
       createBtn.disabled = true;
       net.send(msg);
     });
+    // no maxlength: a cut before the code is taken out would spoil a pasted link or a code with a space
     const code = el("input", {
       id: "join-code",
       type: "text",
-      maxlength: "8",
       autocapitalize: "characters",
       autocomplete: "off",
       spellcheck: "false",
     });
     const go = (prefix) => {
-      const c = code.value.trim().toUpperCase();
-      if (CODE_RE.test(c)) navigate(`/${prefix}/${c}`);
+      const c = codeIn(code.value);
+      if (c) navigate(`/${prefix}/${c}`);
       else toast(errorText("not_found"));
     };
     const joinForm = el(
