@@ -54,6 +54,17 @@ def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
         changes = p.locator("#rating-changes li")
         expect(changes).to_have_count(2)
         expect(changes.first).to_contain_text("1500 →")
+    # a first rated race: the new rating is provisional, its "?" said in words as the stats page says it
+    mine = ada.locator("#rating-changes li.mine")
+    expect(mine).to_have_text(re.compile(r"^Ada: Rating: 1500 → \d+\? \([+-]?\d+\) provisional$"))
+    why = re.compile(r"^The “\?” marks a provisional rating: .* first 5 rated races, ")
+    expect(mine.locator(".tag.provisional")).to_have_attribute("title", why)
+    ada.select_option("#lang", "de")
+    expect(mine.locator(".tag.provisional")).to_have_text("vorläufig")
+    expect(mine.locator(".tag.provisional")).to_have_attribute(
+        "title", re.compile("in den ersten 5 gewerteten Rennen")
+    )
+    ada.select_option("#lang", "en")
     shot(ada, "result-rated")
     # the table's column is the game's grade (brilliant, excellent, good), beside the ratings' change
     expect(ada.locator(".result-table thead th")).to_contain_text(["Player", "Score", "Grade"])
@@ -63,6 +74,9 @@ def test_a_stranger_is_raced_from_the_page_and_the_race_is_rated(
     classic = ada.locator('#ratings-panel .rating-variant[data-variant="classic"]')
     expect(classic).to_be_visible()
     expect(classic.locator("svg circle.pt")).to_have_count(1)
+    expect(classic.locator(".rating-now")).to_have_text(re.compile(r"^\d+\?$"))
+    expect(classic.locator(".tag.provisional")).to_have_text("provisional")
+    expect(classic.locator(".tag.provisional")).to_have_attribute("title", why)
     expect(ada.locator("#board-panel")).to_be_visible()  # one race: still provisional, not on it yet
     expect(ada.locator("#board-empty, #rating-board")).to_have_count(1)
     ada.select_option("#board-variant", "suitless")  # nobody has raced it rated

@@ -78,6 +78,15 @@ export function progressBox(p, name, variant, { opponent = true, state = "playin
   );
 }
 
+/** How many rated races of a variant a rating stays provisional for (PROVISIONAL_GAMES in server/ratings.py). */
+export const PROVISIONAL_GAMES = 5;
+
+/** The "provisional" tag beside a rating shown with "?" (the stats page, a rated result): the tag
+ * says the word, its title what the "?" means. */
+export function provisionalTag() {
+  return el("span", { class: "tag mini provisional", i18n: "rating_provisional", title: t("rating_provisional_why", { n: PROVISIONAL_GAMES }) });
+}
+
 function ratingText(r) {
   return t(`rating_${r || "none"}`);
 }
@@ -162,7 +171,15 @@ function ratingChanges(rated, seats, mySeat) {
       const diff = c.after - c.before;
       const name = seats.find((s) => s.seat === c.seat)?.name || "?";
       const line = t("rating_change", { before: c.before, after: `${c.after}${c.provisional ? "?" : ""}`, diff: diff > 0 ? `+${diff}` : String(diff) });
-      return el("li", { class: c.seat === mySeat ? "mine" : "", "data-seat": String(c.seat) }, el("strong", { text: name }), ": ", el("span", { text: line }));
+      return el(
+        "li",
+        { class: c.seat === mySeat ? "mine" : "", "data-seat": String(c.seat) },
+        el("strong", { text: name }),
+        ": ",
+        el("span", { text: line }),
+        c.provisional ? " " : null,
+        c.provisional ? provisionalTag() : null,
+      );
     }),
   );
 }

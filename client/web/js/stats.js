@@ -5,12 +5,11 @@
 import { el, table } from "./dom.js";
 import { t } from "./i18n.js";
 import { barChart, lineChart } from "./charts.js";
-import { fatalPanel } from "./race-parts.js";
+import { PROVISIONAL_GAMES, fatalPanel, provisionalTag } from "./race-parts.js";
 import { VARIANTS, variantKey, variantName } from "./variants.js";
 
 const LAST = 30;
 const BOARD_PAGE = 20;
-const PROVISIONAL_GAMES = 5; // server/ratings.py: on the board from then on
 
 function fmtNum(x) {
   return (Math.round(x * 10) / 10).toLocaleString(document.documentElement.lang, { maximumFractionDigits: 1 });
@@ -139,7 +138,7 @@ export function statsScreen(app, ctx, player = null) {
             " ",
             el("span", { class: "big rating-now", text: `${v.rating}${v.provisional ? "?" : ""}` }),
             el("span", { class: "sub", text: ` ±${v.deviation}` }),
-            v.provisional ? el("span", { class: "tag mini", i18n: "rating_provisional" }) : null,
+            v.provisional ? provisionalTag() : null,
             v.rank ? el("span", { class: "tag mini rank", i18n: "rating_rank", args: { rank: v.rank } }) : null,
           ),
           el("p", { class: "sub", i18n: "rating_games", args: { n: v.games, w: v.wins, l: v.losses, d: v.draws } }),

@@ -348,5 +348,6 @@ export default {
     board_you: "Du: Platz {rank}",
     games: "Rennen",
     rating_change: "Wertung: {before} → {after} ({diff})",
+    rating_provisional_why: "Das „?“ zeigt eine vorläufige Wertung: Sie schwankt {n, plural, one {im ersten gewerteten Rennen} other {in den ersten # gewerteten Rennen}} einer Variante stark und kommt danach auf die Liste der besten.",
   },
 };

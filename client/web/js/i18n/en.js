@@ -348,5 +348,6 @@ export default {
     board_you: "You: #{rank}",
     games: "Races",
     rating_change: "Rating: {before} → {after} ({diff})",
+    rating_provisional_why: "The “?” marks a provisional rating: it moves a lot over a variant's first {n, plural, one {rated race} other {# rated races}}, and goes on the board of the best after them.",
   },
 };

@@ -348,5 +348,6 @@ export default {
     board_you: "Tu: n. {rank}",
     games: "Gare",
     rating_change: "Punteggio: {before} → {after} ({diff})",
+    rating_provisional_why: "Il «?» indica un punteggio provvisorio: cambia molto {n, plural, one {nella prima gara a punteggio} other {nelle prime # gare a punteggio}} di una variante, e dopo entra nella classifica dei migliori.",
   },
 };

@@ -348,5 +348,6 @@ export default {
     board_you: "Jij: nr. {rank}",
     games: "Races",
     rating_change: "Rating: {before} → {after} ({diff})",
+    rating_provisional_why: "Het „?” staat voor een voorlopige rating: die schommelt sterk in de eerste {n, plural, one {race die meetelt} other {# races die meetellen}} van een variant, en komt daarna op de lijst van de besten.",
   },
 };

@@ -348,5 +348,6 @@ export default {
     board_you: "Você: n.º {rank}",
     games: "Corridas",
     rating_change: "Classificação: {before} → {after} ({diff})",
+    rating_provisional_why: "O «?» indica uma classificação provisória: muda muito {n, plural, one {na primeira corrida classificada} other {nas primeiras # corridas classificadas}} de uma variante, e depois entra na lista das melhores.",
   },
 };
