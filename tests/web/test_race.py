@@ -266,8 +266,10 @@ def test_an_opponent_who_ends_without_a_move_is_done(server_url: str, pages: Any
     bea.click("#resign")
     bea.click("#resign")  # confirmed: Bea's game ends without a move
     expect(bea.locator(".match-panel [role=status]")).to_have_text(
-        "You resigned with 72 cards left. Waiting for your opponent…"
+        "You resigned with 72 cards left: you lost the race. Your opponent plays on for their score;"
+        " the result comes when their game ends. Stay to see it, or start a new race."
     )
+    expect(bea.locator("#leave-race")).to_have_text("New race")
     expect(ada.locator(".progress-box .p-state")).to_have_text("Resigned")
     expect(eve.locator('.spec-col[data-seat="1"] .p-state')).to_have_text("Resigned")
     expect(eve.locator('.spec-col[data-seat="0"] .p-state')).to_have_text("Playing")
@@ -277,6 +279,34 @@ def test_an_opponent_who_ends_without_a_move_is_done(server_url: str, pages: Any
     expect(eve.locator("#result")).to_be_visible()
     expect(eve.locator(".spec-col .p-state")).to_have_text(["Done", "Resigned"])
     expect(ada.locator("#tie-by-time")).to_have_count(0)  # the same 72 left, but a resignation loses
+
+
+def test_a_resigner_goes_on_at_once_and_finds_the_result_later(server_url: str, pages: Any) -> None:
+    """Resigning loses the race, but the result waits for the opponent's game: the resigner is told
+    they lost, sees the opponent play while they stay, and may leave for a new race meanwhile."""
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada", deal="12345")
+    join(bea, server_url, link, "Bea")
+    start(ada, bea)
+    turn(bea)
+    bea.click("#resign")
+    bea.click("#resign")
+    expect(bea.locator("#my-over")).to_contain_text("you lost the race")
+    turn(ada)  # staying, Bea sees Ada's game go on
+    expect(bea.locator(".progress-box .p-moves")).to_have_text("1")
+    expect(bea.locator(".progress-box .p-state")).to_have_text("Playing")
+    bea.click("#leave-race")
+    expect(bea).to_have_url(server_url)
+    expect(bea.locator("#race-form")).to_be_visible()  # a new race is one click away
+    turn(ada)  # the race goes on without Bea's page: nothing of it reaches the start page
+    finish(ada)
+    expect(ada.locator("#result-h")).to_have_text("You won!")
+    assert bea.evaluate("window.__grip.toasts") == []
+    bea.click("#create")  # and the new race opens while the old one is still being decided
+    expect(bea.locator("#lobby")).to_be_visible()
+    bea.goto(link)  # her seat is kept: the result is there when she comes back
+    expect(bea.locator("#result-h")).to_have_text("You lost.")
+    expect(bea.locator(".result-table tr.winner th")).to_have_text("Ada")
 
 
 def test_a_late_spectator_sees_the_clock(server_url: str, pages: Any) -> None:

@@ -216,6 +216,17 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
           args: { n: mine.score },
         }),
       );
+      // Resigned: the race is lost whatever the scores, and the result waits for the opponent's
+      // game, maybe the whole clock. Staying shows it; this goes on at once. `leave` after one's
+      // own game ended changes nothing in the race: it only stops this connection's news of it
+      // (the seat is kept: /m/CODE shows the result later).
+      if (mine.reason === "resign") {
+        const onward = () => {
+          net.send({ type: "leave" });
+          navigate("/");
+        };
+        panel.append(el("p", { class: "row" }, el("button", { class: "btn primary", type: "button", id: "leave-race", i18n: "new_race", onclick: onward })));
+      }
     }
   }
 

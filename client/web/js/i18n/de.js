@@ -95,7 +95,7 @@ export default {
     mv_redeal: "neu geben",
     mv_undo: "zurück",
     my_game_over: "Dein Spiel ist vorbei, {n, plural, one {# Karte} other {# Karten}} übrig. Warten auf den Gegner…",
-    my_resigned: "Du hast aufgegeben, {n, plural, one {# Karte} other {# Karten}} übrig. Warten auf den Gegner…",
+    my_resigned: "Du hast mit {n, plural, one {# Karte} other {# Karten}} übrig aufgegeben: Das Rennen ist verloren. Dein Gegner spielt weiter um seine Punkte; das Ergebnis kommt, wenn sein Spiel endet. Bleib und sieh es dir an, oder starte ein neues Rennen.",
     err_daily_taken: "Dieses Tagesrennen läuft schon oder ist voll; zuschauen kann man, wenn der Tag vorbei ist.",
     started_watch: "Dieses Rennen läuft schon: du kannst zuschauen.",
     practice_watch: "Das ist ein Übungsspiel: du kannst zuschauen.",

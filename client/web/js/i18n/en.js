@@ -95,7 +95,7 @@ export default {
     mv_redeal: "redeal",
     mv_undo: "undo",
     my_game_over: "Your game is over with {n, plural, one {# card} other {# cards}} left. Waiting for your opponent…",
-    my_resigned: "You resigned with {n, plural, one {# card} other {# cards}} left. Waiting for your opponent…",
+    my_resigned: "You resigned with {n, plural, one {# card} other {# cards}} left: you lost the race. Your opponent plays on for their score; the result comes when their game ends. Stay to see it, or start a new race.",
     err_daily_taken: "This daily race has started or both its seats are taken; it can be watched once the day is over.",
     started_watch: "This race has already started: you can watch it.",
     practice_watch: "This is a practice game: you can watch it.",

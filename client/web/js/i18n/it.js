@@ -95,7 +95,7 @@ export default {
     mv_redeal: "ridistribuisci",
     mv_undo: "annulla",
     my_game_over: "La tua partita è finita con {n, plural, one {# carta rimasta} other {# carte rimaste}}. In attesa dell'avversario…",
-    my_resigned: "Ti sei ritirato con {n, plural, one {# carta rimasta} other {# carte rimaste}}. In attesa dell'avversario…",
+    my_resigned: "Ti sei ritirato con {n, plural, one {# carta rimasta} other {# carte rimaste}}: hai perso la sfida. L'avversario continua per il suo punteggio; il risultato arriva quando la sua partita finisce. Resta per vederlo, o inizia una nuova sfida.",
     err_daily_taken: "Questa sfida giornaliera è già iniziata o al completo; si potrà guardare a giornata finita.",
     started_watch: "Questa sfida è già iniziata: puoi guardarla.",
     practice_watch: "Questa è una partita di allenamento: puoi guardarla.",

@@ -95,7 +95,7 @@ export default {
     mv_redeal: "opnieuw delen",
     mv_undo: "terug",
     my_game_over: "Je spel is voorbij met {n, plural, one {# kaart} other {# kaarten}} over. Wachten op je tegenstander…",
-    my_resigned: "Je hebt opgegeven met {n, plural, one {# kaart} other {# kaarten}} over. Wachten op je tegenstander…",
+    my_resigned: "Je hebt opgegeven met {n, plural, one {# kaart} other {# kaarten}} over: je hebt de wedstrijd verloren. Je tegenstander speelt door voor zijn score; de uitslag komt als zijn spel voorbij is. Blijf om die te zien, of begin een nieuwe wedstrijd.",
     err_daily_taken: "Deze dagwedstrijd is al begonnen of vol; kijken kan als de dag voorbij is.",
     started_watch: "Deze wedstrijd is al begonnen: je kunt kijken.",
     practice_watch: "Dit is een oefenspel: je kunt kijken.",

@@ -95,7 +95,7 @@ export default {
     mv_redeal: "redistribuir",
     mv_undo: "desfazer",
     my_game_over: "O seu jogo acabou com {n, plural, one {# carta} other {# cartas}} por jogar. À espera do adversário…",
-    my_resigned: "Desistiu com {n, plural, one {# carta} other {# cartas}} por jogar. À espera do adversário…",
+    my_resigned: "Desistiu com {n, plural, one {# carta} other {# cartas}} por jogar: perdeu a corrida. O adversário continua a jogar pela sua pontuação; o resultado chega quando o jogo dele acabar. Fique para o ver, ou comece uma nova corrida.",
     err_daily_taken: "Esta corrida diária já começou ou está cheia; pode ser vista quando o dia acabar.",
     started_watch: "Esta corrida já começou: pode vê-la.",
     practice_watch: "Este é um jogo de treino: pode vê-lo.",
