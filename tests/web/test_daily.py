@@ -136,6 +136,33 @@ def test_daily_ranked_attempt_leaderboard_then_practice(server_url: str, pages: 
     expect(page.locator("#today-board tr.me .score")).to_have_text(str(score))
 
 
+def test_the_daily_asks_a_name_before_the_game_when_none_is_saved(server_url: str, pages: Any) -> None:
+    """Straight to the daily page, never on the start page: the name is asked there, as the start
+    page asks it (the same field, kept for next time), and the leaderboard shows it, not "Player"."""
+    page = pages.new()
+    page.goto(f"{server_url}daily")
+    name = page.locator("#daily-today #name")
+    expect(name).to_have_value("")
+    expect(page.locator("#daily-today label[for=name]")).to_have_text("Your name")
+    page.click("#daily-play")  # nothing typed: no game yet, the field says why
+    expect(name).to_be_focused()
+    assert name.evaluate("(n) => n.validity.valueMissing") is True
+    name.fill("   ")  # spaces only are no name, as in the start page's join form
+    page.click("#daily-race")
+    expect(name).to_be_focused()
+    assert name.evaluate("(n) => n.validity.patternMismatch") is True
+    expect(page).to_have_url(f"{server_url}daily")
+    name.press_sequentially("Nia")
+    score = play_daily_to_the_end(page, turns=1)
+    page.click("#to-leaderboard")
+    mine = page.locator("#today-board tr.me")
+    expect(mine.locator("th a")).to_have_text("Nia")
+    expect(mine.locator(".score")).to_have_text(str(score))
+    expect(page.locator("#daily-today #name")).to_have_count(0)  # saved: not asked again
+    page.goto(server_url)
+    expect(page.locator("#name")).to_have_value("Nia")  # the start page's name, the same one
+
+
 def test_verify_recomputes_sha256_in_the_browser(server_url: str, pages: Any) -> None:
     page = pages.new()
     page.goto(f"{server_url}daily")
@@ -222,6 +249,7 @@ def test_past_day_reveals_seed_verifies_and_opens_replays(clocked: ThreadServer,
     commitment = page.locator("#commitment").inner_text()
     day = page.locator("#daily-h .day").inner_text()
     expect(page.locator("#no-days")).to_be_visible()
+    page.fill("#name", "Pat")  # no name saved: the daily page asks it
     score = play_daily_to_the_end(page, turns=2)
 
     clocked.clock.offset = DAY_MS  # midnight has passed: the day is over

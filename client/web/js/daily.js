@@ -5,6 +5,7 @@ import { el, fmtTime, table } from "./dom.js";
 import { t } from "./i18n.js";
 import { barChart } from "./charts.js";
 import { fatalPanel } from "./race-parts.js";
+import { nameField } from "./home.js";
 import { sha256Hex } from "./sha256.js";
 
 const DAYS_PAGE = 14;
@@ -96,6 +97,11 @@ function commitmentBlock(info, withLink) {
 export function dailyScreen(app, ctx, day = null) {
   const { net, navigate, toast, errorText, saveSeat } = ctx;
   const st = { info: null, boards: {}, days: null, daysEnd: false, verify: null, busy: false, fatal: null };
+  // No name saved (none given on the start page): asked here, as the start page asks it, before
+  // the game, which would go on the leaderboard as "Player". One field for the visit, kept across
+  // redraws (each message redraws the page) so what is typed and the focus stay.
+  const nameBox = (localStorage.getItem("grip:name") || "").trim() ? null : nameField({ required: true });
+  const nameInput = nameBox && nameBox.querySelector("input");
 
   function ask() {
     net.send({ type: "daily" });
@@ -105,6 +111,11 @@ export function dailyScreen(app, ctx, day = null) {
   ask();
 
   function create(seats) {
+    if (nameInput && !nameInput.checkValidity()) {
+      nameInput.reportValidity();
+      nameInput.focus();
+      return;
+    }
     const used = Boolean(st.info && st.info.attempt);
     const msg = { type: "create", daily: true, seats, variant: "classic", time_limit_s: 600 };
     if (used) msg.ranked = false;
@@ -130,6 +141,7 @@ export function dailyScreen(app, ctx, day = null) {
         { class: `attempt ${used ? "used" : "open"}`, id: "daily-status", "data-used": String(used) },
         el("span", { i18n: used ? "attempt_used" : "attempt_open" }),
       ),
+      nameBox,
       el(
         "p",
         { class: "row" },
@@ -286,7 +298,9 @@ export function dailyScreen(app, ctx, day = null) {
     }
     const shown = day && st.boards[day] ? st.boards[day].day.seed : null;
     children.push(el("div", { class: "cards2" }, daysPanel(), howPanel(shown)));
+    const typing = nameInput && nameInput === document.activeElement;
     app.replaceChildren(el("div", { class: "daily" }, ...children));
+    if (typing && nameInput.isConnected) nameInput.focus({ preventScroll: true });
   }
   draw();
 
