@@ -146,6 +146,7 @@ class Screen:
     lost: str | None = None
     ended: set[int] = field(default_factory=set)  # seats whose game is over (the race may go on)
     sent: dict[int, str] = field(default_factory=dict)  # moves sent and not acknowledged yet, by seq
+    practice: bool = False  # a practice game asked for: said from the first screen, before its lobby
 
     def clock(self, now: int) -> str:
         """The time left, frozen once the race is decided or the server is gone."""
@@ -300,11 +301,26 @@ def render_result(result: p.Result, style: Style) -> list[str]:
     return lines
 
 
+def practising(screen: Screen) -> bool:
+    """A practice game: one seat and no ranked daily attempt (or one asked for, before its lobby
+    says so). Nobody to race or wait for: it starts at once, without a countdown (docs/protocol.md,
+    ``ready``)."""
+    lobby = screen.lobby
+    return screen.practice or (lobby is not None and lobby.solo and not lobby.ranked)
+
+
 def header_line(screen: Screen, style: Style, now: int) -> str:
-    """The first line: match, status and clock (the clock ticker redraws just this line)."""
-    status = "connection lost" if screen.lost else screen.lobby.status if screen.lobby else "connecting"
+    """The first line: what is played, match, status and clock (the clock ticker redraws just this line).
+
+    Practice says so, and "starting" for the lobby and countdown it passes through at once: the
+    race's words, "[countdown]" twice over the first screens, made it look like one.
+    """
+    status: str = "connection lost" if screen.lost else screen.lobby.status if screen.lobby else "connecting"
+    alone = practising(screen)
+    if alone and status in ("lobby", "countdown"):
+        status = "starting"
     return (
-        style(f"Devil's Grip race  match {screen.match or '-'}", 1)
+        style(f"Devil's Grip {'practice' if alone else 'race'}  match {screen.match or '-'}", 1)
         + f"  [{status}]  clock {screen.clock(now)}"
     )
 
@@ -335,12 +351,12 @@ def render_screen(screen: Screen, style: Style, now_ms: int | None = None, width
     now = p.now_ms() if now_ms is None else now_ms
     status = screen.lobby.status if screen.lobby else "connecting"
     lines = [header_line(screen, style, now)]
-    if screen.lobby and status == "lobby":
+    if screen.lobby and status == "lobby" and not practising(screen):  # nobody to wait for in practice
         for s in screen.lobby.seats:
             lines.append(
                 f"  {s.name}: {'ready' if s.ready else 'not ready'}{'' if s.connected else ' (away)'}"
             )
-    if screen.lobby and status == "countdown" and not screen.lobby.solo:
+    if status == "countdown" and not practising(screen):
         lines.append(style(GET_READY, 33))  # practice has no countdown: it starts at once
     if screen.seat is not None:
         if screen.view is not None:
@@ -408,6 +424,7 @@ class Terminal:
         #: the prompt, so it draws it again; at other times the next read shows it.
         self.prompting = threading.Event()
         self.armed: str | None = None  # "finish" or "resign" typed once at a terminal: type it again
+        self.result_written: p.Result | None = None  # piped: the result the transcript has written
 
     def redraw(self) -> None:
         if self.interactive:
@@ -421,10 +438,24 @@ class Terminal:
                     prompt += readline.get_line_buffer()
             self.out.write("\x1b[H\x1b[2J" + text + "\n" + prompt)
         else:
-            text = render_screen(self.screen, self.style)
-            self.out.write(text + "\n")
-            self.screen.note = ""  # said once: the next screen of a transcript is about what comes next
+            self.transcribe()
         self.out.flush()
+
+    def transcribe(self) -> None:
+        """Piped: each screen is written below the last, a transcript; what it said stays said.
+
+        A note is said once: the next screen is about what comes next. So is the result: once
+        it is written the boards stand still, and each event after it (the other seats' news, a
+        rating, the answer to the script's own ``finish``) wrote the whole screen again, the
+        result 3 or 4 times over; after it, only a note is written.
+        """
+        screen = self.screen
+        if screen.result is None or screen.result is not self.result_written:
+            self.out.write(render_screen(screen, self.style) + "\n")
+            self.result_written = screen.result
+        elif screen.note:
+            self.out.write(self.style(screen.note, 33) + "\n")
+        screen.note = ""
 
     async def pump(self) -> None:
         """Read events into the screen until the connection ends; say so if it was lost."""
@@ -522,7 +553,11 @@ class Terminal:
             if scripted:
                 await self.wait_for(self.started, "start")
         elif text in ("finish", "resign"):
-            self.screen.note = f"{text}: the result comes when every game has ended"
+            self.screen.note = f"{text}: " + (
+                "your game ends as it stands"
+                if practising(self.screen)
+                else "the result comes when every game has ended"
+            )
             await (c.finish() if text == "finish" else c.resign())
             if scripted:
                 await self.wait_for(self.decided, "result")
@@ -682,6 +717,7 @@ async def run_terminal(
         print(f"cannot connect: {exc}", file=sys.stderr)
         return 1
     term = Terminal(client, out, interactive=interactive, color=color)
+    term.screen.practice = practice
     pump = asyncio.create_task(term.pump())
     tasks: list[asyncio.Task[object]] = [pump]
     typed = lines if lines is not None else stdin_lines(interactive, term.prompting)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from client.terminal import (
+    HELP,
     Screen,
     Style,
     completions,
@@ -101,6 +102,7 @@ async def test_in_process_race_against_a_bot(url: str) -> None:
     assert code == 0
     assert "played T" in text and "illegal" in text
     assert "Result" in text and "Greedy bot" in text and "*winner*" in text
+    assert text.count("Result") == 1  # the bot's end, the result, the finish's answer: said once
 
 
 async def test_practice_from_the_terminal_with_hint_and_undo(url: str) -> None:
@@ -130,6 +132,31 @@ async def test_practice_starts_at_once_on_the_web_page_s_clock(url: str) -> None
     assert first_clock is not None
     assert p.MAX_TIME_LIMIT_S - 5 <= int(first_clock[1]) * 60 + int(first_clock[2]) <= p.MAX_TIME_LIMIT_S
     assert p.MAX_TIME_LIMIT_S == 3600  # what client/web/js/app.js asks for its practice games
+
+
+async def test_piped_practice_says_practice_and_its_result_once(url: str) -> None:
+    """A practice game is no race: its heading says practice, from the first screen, and no
+    countdown shows; the transcript writes its result once (each event after it wrote the
+    whole screen again, the result 3 or 4 times over)."""
+    out = io.StringIO()
+    code = await run_terminal(
+        url,
+        practice=True,
+        deal=1,
+        lines=lines("T", "finish", "help"),
+        out=out,
+        interactive=False,
+        color=False,
+    )
+    text = out.getvalue()
+    assert code == 0
+    headers = [line for line in text.splitlines() if line.startswith("Devil's Grip")]
+    assert headers and all(line.startswith("Devil's Grip practice  match ") for line in headers), headers
+    assert "race" not in " ".join(headers) and "countdown" not in text and "get ready" not in text
+    assert text.count("Result") == 1 and "  Player: 72 left (finish)" in text
+    after = text.split("Result", 1)[1]
+    assert "Leftover" not in after  # nothing of the board again after the result
+    assert after.rstrip().endswith(HELP)  # a note after the result is still written, alone
 
 
 def test_the_legal_moves_wrap_between_moves_and_go_once_the_game_is_over() -> None:

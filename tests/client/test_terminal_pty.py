@@ -51,13 +51,21 @@ def screens(text: str) -> list[str]:
 async def test_practice_never_says_get_ready_and_a_race_says_it_only_while_counting_down(
     url: str, tmp_path: Path
 ) -> None:
-    """Practice starts at once: no "get ready" (it was drawn twice, over the board's first screen too).
+    """Practice starts at once, and says it is practice: no "get ready" (it was drawn twice, over the
+    board's first screen too), no countdown in its header.
     A race says it on the countdown's screens only, never on one whose race is playing."""
     ident = str(tmp_path / "id.json")
     practice = PtyClient("play", url, "--practice", "--no-color", "--identity", ident, columns=120)
     try:
         await wait_until(lambda: "practice, with hint and undo" in practice.text(), 30, "practice starts")
-        assert not [s for s in screens(practice.text()) if "get ready" in s]
+        drawn = screens(practice.text())
+        assert not [s for s in drawn if "get ready" in s]
+        # nor any other word of a race: "[countdown]" headed two screens, under "Devil's Grip race",
+        # and the lobby's screen listed the lone player as "not ready"
+        headers = [s.splitlines()[0] for s in drawn]
+        assert all(h.startswith("Devil's Grip practice  match ") for h in headers), headers
+        assert not [h for h in headers if "countdown" in h or "lobby" in h]
+        assert not [s for s in drawn if "not ready" in s]
     finally:
         practice.kill()
     race = PtyClient("play", url, "--bot", "greedy", "--no-color", "--identity", ident, columns=120)
