@@ -111,17 +111,25 @@ class Solving:
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(self._workers(), hint_text, game.seed, game.variant.name, moves)
         try:
-            return await asyncio.wait_for(work, HINT_TIMEOUT_S)
+            async with asyncio.timeout(HINT_TIMEOUT_S):  # not wait_for: see bot_move
+                return await work
         except TimeoutError:
             fallback = greedy_move(game)
             return None if fallback is None else str(fallback)
 
     async def bot_move(self, strategy: str, view: dict[str, Any]) -> str | None:
-        """A bot's move, decided in a worker; the greedy one if it takes longer than ``BOT_THINK_S``."""
+        """A bot's move, decided in a worker; the greedy one if it takes longer than ``BOT_THINK_S``.
+
+        ``asyncio.timeout``, not ``wait_for``: on Python 3.11, ``wait_for``
+        returns the answer when its task is cancelled just as the answer
+        comes back, losing the cancellation. The bot then played on after
+        ``Hub.close`` had cancelled it, and the shutdown waited on it for good.
+        """
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(self._workers(), bot_move, strategy, view)
         try:
-            return await asyncio.wait_for(work, BOT_THINK_S)
+            async with asyncio.timeout(BOT_THINK_S):
+                return await work
         except TimeoutError:
             return greedy_view(view)
 
