@@ -65,7 +65,15 @@ from typing import Any
 
 from redis.asyncio import RedisCluster
 from redis.commands.core import AsyncScript
-from redis.exceptions import AskError, ClusterDownError, ClusterError, MovedError, RedisError, TryAgainError
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ClusterError,
+    MovedError,
+    RedisClusterException,
+    RedisError,
+    TryAgainError,
+)
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
@@ -281,14 +289,20 @@ class RedisStore:
             delay = min(delay * 2, 0.25)
 
     async def ping(self) -> bool:
-        """Whether every master answers, and a cluster has every slot served."""
+        """Whether every master answers, and a cluster has every slot served.
+
+        A cluster client that cannot route the ping (no node reachable, slots
+        uncovered while it reads the map again) raises ``RedisClusterException``,
+        which is no ``RedisError``: let out, it would make ``/healthz`` websockets'
+        500 page instead of the 503 every probe reads.
+        """
         try:
             async with asyncio.timeout(0.5):
                 if isinstance(self._redis, RedisCluster):
                     await self._redis.ping(target_nodes=RedisCluster.PRIMARIES)
                     return bool((await self._redis.cluster_info())["cluster_state"] == "ok")
                 return bool(await self._redis.ping())
-        except (RedisError, OSError, TimeoutError):
+        except (RedisError, RedisClusterException, OSError, TimeoutError):
             return False
 
     async def replicated(self, key: str) -> None:

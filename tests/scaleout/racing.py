@@ -80,12 +80,22 @@ def assert_consecutive(client: WsClient) -> None:
     assert sorted(set(evs)) == list(range(evs[0], evs[-1] + 1)), repr(seen)
 
 
+#: How long a request to a server process may take to be answered. Its ``/healthz`` asks the
+#: store (half a second at most), but on a busy machine the answer can wait longer than that.
+ANSWER_S = 15
+
+
 def healthz(proc: ServerProcess) -> tuple[int, dict[str, Any]]:
+    """``/healthz``'s status and JSON; anything else it answers (an error page) fails the test, saying what."""
     try:
-        with urllib.request.urlopen(f"{proc.http}/healthz", timeout=2) as response:
-            return int(response.status), json.loads(response.read())
+        with urllib.request.urlopen(f"{proc.http}/healthz", timeout=ANSWER_S) as response:
+            status, body = int(response.status), response.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+        status, body = exc.code, exc.read()
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        raise AssertionError(f"/healthz answered {status} {body[:300]!r}") from None
 
 
 def fully_degraded(proc: ServerProcess) -> bool:

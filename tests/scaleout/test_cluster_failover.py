@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from server.store import open_store
 from tests.cluster import ClusterNode, TestCluster, wait_until
 from tests.conftest import need_redis_cluster_programs
 from tests.processes import ServerProcess
@@ -168,3 +169,20 @@ async def test_a_cluster_that_lost_a_slot_is_degraded_and_refuses_moves(durable_
         await asyncio.to_thread(durable_cluster.wait_ok)
         await wait_for(lambda: all(healthz(p)[0] == 200 for p in procs), timeout=30)
         await finish_and_check(a, b, spectator, await both_play_on(a, b, acks, 3))
+
+
+async def test_a_cluster_out_of_reach_is_unhealthy_not_an_error(own_cluster: TestCluster) -> None:
+    """With no node answering, redis-py's cluster client raises ``RedisClusterUnreachableError``.
+
+    That is no ``RedisError``: the store's ping let it out, and ``/healthz``
+    answered websockets' 500 page instead of 503 (most likely the page a
+    failover test's poll of it read once, on a busy machine).
+    """
+    store = await open_store(own_cluster.url)
+    try:
+        assert await store.ping()
+        for node in own_cluster.nodes:
+            node.kill()
+        assert [await store.ping() for _ in range(3)] == [False, False, False]
+    finally:
+        await store.close()

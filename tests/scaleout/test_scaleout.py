@@ -23,6 +23,7 @@ from server.store import open_store
 from tests.conftest import RedisServer
 from tests.processes import ServerProcess
 from tests.scaleout.racing import (
+    ANSWER_S,
     assert_consecutive,
     fully_degraded,
     healthy,
@@ -372,7 +373,7 @@ async def test_a_resume_onto_a_log_that_lost_its_end_is_answered_not_spun_on(red
 
 def metric(proc: ServerProcess, name: str) -> float:
     """A counter's value on ``/metrics`` (0 while absent)."""
-    with urllib.request.urlopen(f"{proc.http}/metrics", timeout=2) as response:
+    with urllib.request.urlopen(f"{proc.http}/metrics", timeout=ANSWER_S) as response:
         text = response.read().decode()
     return sum(float(line.split()[1]) for line in text.splitlines() if line.startswith(name + " "))
 
