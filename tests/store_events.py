@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import redis.asyncio
+
 from server import protocol as p
 from server.match import Event, Match
 from server.match.events import Decided, Moved, Numbers
@@ -81,3 +83,21 @@ def result(match: str, players: list[str], scores: list[int], at: int) -> p.Resu
 
 def decided(r: p.Result) -> Decided:
     return Decided(ev=r.ev, at=r.decided_at, result=r)
+
+
+async def lose_latest_moves(redis_url: str, match: str, seat: int, n: int) -> None:
+    """Redis back from a snapshot taken before ``seat``'s last ``n`` moves (the match's last ``n`` events).
+
+    Each stream is written again without them, so that it never had them:
+    its last id goes back too (after ``XDEL`` it would not, and the next
+    event's number would be refused as if it were taken).
+    """
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        for key in (f"grip:match:{{{match}}}:events", f"grip:match:{{{match}}}:seat:{seat}"):
+            kept = (await client.xrange(key))[:-n]
+            await client.delete(key)
+            for entry_id, fields in kept:
+                await client.xadd(key, fields, id=entry_id)
+    finally:
+        await client.aclose()

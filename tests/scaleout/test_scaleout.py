@@ -36,6 +36,7 @@ from tests.scaleout.racing import (
     wait_for,
 )
 from tests.server.wsclient import WsClient
+from tests.store_events import lose_latest_moves
 
 
 @pytest.fixture
@@ -356,12 +357,7 @@ async def test_a_resume_onto_a_log_that_lost_its_end_is_answered_not_spun_on(red
         a, b, created, _ = await seat_two(proc.url, proc.url)
         await start(a, b)
         await play_turns(a, 1, 3)
-        client = redis.asyncio.Redis.from_url(redis_url)
-        tag = f"{{{created['match']}}}"
-        for key in (f"grip:match:{tag}:events", f"grip:match:{tag}:seat:0"):  # its last two moves
-            last_two = await client.xrevrange(key, count=2)
-            await client.xdel(key, *[entry_id for entry_id, _ in last_two])
-        await client.aclose()
+        await lose_latest_moves(redis_url, created["match"], seat=0, n=2)
         again = await WsClient.connect(proc.url)
         resume = {"type": "resume", "match": created["match"], "token": created["token"], "last_ev": 0}
         refused = await again.request(resume, "error")
@@ -507,13 +503,7 @@ async def test_a_log_rolled_back_then_written_past_is_not_taken_for_the_copy_s(r
         await start(a, b)
         await play_turns(a, 1, 3)  # ev 10, 11, 12
         await b.expect("progress", timeout=15, moves=3)
-        client = redis.asyncio.Redis.from_url(redis_url)
-        tag = f"{{{created['match']}}}"
-        for key in (f"grip:match:{tag}:events", f"grip:match:{tag}:seat:0"):  # lost: Ann's moves 2 and 3
-            kept = (await client.xrange(key))[:-2]
-            await client.delete(key)  # as restored from a snapshot: the stream never had them
-            for entry_id, fields in kept:
-                await client.xadd(key, fields, id=entry_id)
+        await lose_latest_moves(redis_url, created["match"], seat=0, n=2)  # Ann's moves 2 and 3
         store = await open_store(redis_url)
         game = Game("1")
         written = []
@@ -522,6 +512,7 @@ async def test_a_log_rolled_back_then_written_past_is_not_taken_for_the_copy_s(r
             written.append(Moved(ev=ev, at=ev, seat=1, seq=seq, move="T", numbers=Numbers.of(game)))
         await store.append(created["match"], 10, written)
         await store.close()
+        client = redis.asyncio.Redis.from_url(redis_url)
         await client.client_kill_filter(_type="pubsub")  # pub/sub reconnects: each process catches up
         await client.aclose()
         assert await a.closed() == 1013  # reloaded from the log
