@@ -72,7 +72,7 @@ async def test_play_returns_the_ack_of_a_move_applied_before_a_drop(url: str) ->
         receive(msg)
 
     a._receive = lose_first_ack  # type: ignore[method-assign]
-    ack = await a.play("T", timeout=5)
+    ack = await a.play("T", timeout=15)
     assert ack.seq == 1 and a.view is not None and a.view.moves == 1 and a.reconnects == 1
     assert not a.unacked and a.next_seq == 2
     seen: list[p.Message] = []

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tests.processes import ServerProcess
-from tests.server.wsclient import WsClient
+from tests.server.wsclient import TIMEOUT, WsClient
 
 
 @contextlib.contextmanager
@@ -55,7 +55,7 @@ async def play_turns(c: WsClient, first_seq: int, n: int) -> list[dict[str, Any]
     return acks
 
 
-async def reply(c: WsClient, timeout: float = 5.0) -> dict[str, Any]:
+async def reply(c: WsClient, timeout: float = TIMEOUT) -> dict[str, Any]:
     """The answer to a move: its ack or its rejection."""
     while True:
         m = await c.recv(timeout)

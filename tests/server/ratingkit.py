@@ -6,7 +6,7 @@ import itertools
 from typing import Any
 
 from race import client, kick
-from wsclient import Msg, WsClient
+from wsclient import TIMEOUT, Msg, WsClient
 
 from server import protocol as p
 from server import ratings
@@ -35,7 +35,7 @@ async def queue(c: WsClient, **fields: Any) -> Msg:
     return await c.request({"type": "quick", **fields}, "queued")
 
 
-async def paired(*clients: WsClient, timeout: float = 5.0) -> list[Msg]:
+async def paired(*clients: WsClient, timeout: float = TIMEOUT) -> list[Msg]:
     return [await c.expect("paired", timeout) for c in clients]
 
 

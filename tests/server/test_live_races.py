@@ -12,7 +12,7 @@ from counting import count_calls
 from matchsim import Sim
 from race import MakeAppT, client
 from ratingkit import player, queue, start_friendly, start_quick
-from wsclient import Msg, WsClient
+from wsclient import TIMEOUT, Msg, WsClient
 
 from server import live_races
 from server.app import App
@@ -27,7 +27,7 @@ Backend = dict[str, str]
 FAST: dict[str, Any] = {"rate_per_s": 1000.0, "burst": 1000, "live_every_s": 0.05}
 
 
-async def listing(follower: WsClient, condition: Any, timeout: float = 5.0) -> Msg:
+async def listing(follower: WsClient, condition: Any, timeout: float = TIMEOUT) -> Msg:
     """The next ``live`` the follower is sent that satisfies ``condition``."""
     while True:
         msg = await follower.expect("live", timeout)

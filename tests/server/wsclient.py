@@ -14,7 +14,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 Msg = dict[str, Any]
-TIMEOUT = 5.0
+#: How long a wait for a message may take before the test fails. Generous: nothing waits it out when
+#: things work, and on a busy 2-core machine running the whole suite a round trip through a few
+#: processes and Redis has taken seconds.
+TIMEOUT = 15.0
 
 
 class Closed(Exception):
