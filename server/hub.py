@@ -179,14 +179,13 @@ class Hub:
                 try:
                     shift = await self._append(lm.match.id, expected, decision)
                 except Conflict as exc:
-                    if exc.behind:
-                        await self.recovery.reload(lm)
+                    # The log moved on and the bus has not brought the news yet, or it lost events
+                    # applied here (then, or if it holds another history, the copy is reloaded).
+                    if (exc.behind or lm.match.ev == expected) and not await self.recovery.catch_up(lm):
                         raise Refused(
                             ErrorCode.UNAVAILABLE,
                             "the store lost this match's latest events; resume to go on from what it kept",
                         ) from None
-                    if lm.match.ev == expected:  # the bus has not brought the news yet: read it
-                        await self.recovery.catch_up(lm)
                     continue
                 except Refused:  # no answer: the write may land all the same
                     self.spawn(self.recovery.settle(lm, expected))

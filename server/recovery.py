@@ -121,9 +121,21 @@ class Recovery:
         )
         return events or []
 
-    async def catch_up(self, lm: LiveMatch) -> None:
-        """Apply what the log holds beyond this copy (the caller holds the lock)."""
-        self._host.apply(lm, await self._host.store.events(lm.match.id, lm.match.ev))
+    async def catch_up(self, lm: LiveMatch) -> bool:
+        """Apply what the log holds beyond this copy (the caller holds the lock); False if it was reloaded.
+
+        As after a gap on the bus (``_catch_up``), the read starts at the
+        copy's last event: a log that lost it, or holds another event there,
+        is not this copy's history, and folding its later events on would mix
+        two; the copy is reloaded from the log instead.
+        """
+        seen = lm.match.last_event
+        events = await self._host.store.events(lm.match.id, seen.ev - 1)
+        if holds_at_its_number(events, seen):
+            self._host.apply(lm, events)
+            return True
+        await self.reload(lm)
+        return False
 
     def catch_up_soon(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
         """Check this copy against the log in the background: a gap on the bus, its reconnect, another's reload notice.

@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 from race import MakeAppT, start_race
 
-from server.match import Match, encode_events
+from server.app import App
+from server.errors import ErrorCode, Refused
+from server.live import LiveMatch
+from server.match import Event, Match, encode_events
 from server.store import StoreUnavailable
 from tests.store_events import opening
 
@@ -57,27 +60,35 @@ async def test_a_seat_recorded_as_dropped_while_its_connection_is_here_connects_
     await race.move(0)  # and Ann plays on
 
 
+async def stale_copy_of_a_log_written_past_it(app: App, code: str) -> tuple[LiveMatch, list[Event]]:
+    """A copy here with an ev 3 the log lost, and the log with another ev 3 and an ev 4 past it.
+
+    As after Redis came back from an older snapshot, and a process that
+    never had the lost event wrote its own under that number, then another.
+    Returns the copy and the log's ev 4.
+    """
+    lm = await app.hub.open(opening(code))  # ev 1 and 2, in the log and here
+    app.hub.apply(lm, lm.match.decide_join("Bob", "b" * 24, None, 0))  # ev 3 from the bus: the log lost it
+    other = Match.from_events(opening(code))
+    written = other.decide_join("Cy", "c" * 24, None, 0)
+    other.apply(written[0])
+    connected = other.decide_connect(1, "conn-cy", 0)
+    await app.store.append(code, 2, [*written, *connected])
+    return lm, connected
+
+
 async def test_a_batch_just_past_a_stale_copy_does_not_hide_the_log_written_past_it(
     make_app: MakeAppT, backend: dict[str, str]
 ) -> None:
     """The copy is checked against the log as it stood at the gap, not when the check runs.
 
-    Redis back from an older snapshot lost an event applied here; a process
-    that never had it wrote its own under that number, then another, and
-    published that. Pub/sub reconnects, so this process catches up, but the
-    new batch can arrive before the check has run: folded on first, it left
-    a last event the log does hold, and the check found the copy in step
-    (two histories in one match, seen once in a busy CI run).
+    Pub/sub reconnects, so this process catches up, but the batch written
+    past the lost event can arrive before the check has run: folded on
+    first, it left a last event the log does hold, and the check found the
+    copy in step (two histories in one match, seen once in a busy CI run).
     """
     app = await make_app(**backend)
-    lm = await app.hub.open(opening("CATCHUPX"))  # ev 1 and 2, in the log and here
-    app.hub.apply(lm, lm.match.decide_join("Bob", "b" * 24, None, 0))  # ev 3 from the bus: the log lost it
-    other = Match.from_events(opening("CATCHUPX"))  # a process that never had it writes ev 3 and 4
-    written = other.decide_join("Cy", "c" * 24, None, 0)
-    other.apply(written[0])
-    connected = other.decide_connect(1, "conn-cy", 0)
-    await app.store.append("CATCHUPX", 2, [*written, *connected])
-
+    lm, connected = await stale_copy_of_a_log_written_past_it(app, "CATCHUPX")
     app.hub._on_bus("CATCHUPX", None)  # pub/sub reconnected: catch up
     app.hub._on_bus("CATCHUPX", encode_events(connected))  # ev 4 comes before the check has run
 
@@ -85,3 +96,25 @@ async def test_a_batch_just_past_a_stale_copy_does_not_hide_the_log_written_past
         while lm.match.seats[1] is None or lm.match.seat(1).name != "Cy":
             await asyncio.sleep(0.01)  # reloaded from the log in the background
     assert lm.match.ev == 4 and lm.match.last_event == connected[0]
+
+
+async def test_a_command_that_meets_a_log_written_past_a_stale_copy_reloads_it(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """The append's conflict reads the log from the copy's last event, and finds another history there.
+
+    Before, it read on from the copy's ``ev``, folded the log's ev 4 onto the
+    stale copy, and appended the command after it: two histories in one match.
+    """
+    app = await make_app(**backend)
+    lm, connected = await stale_copy_of_a_log_written_past_it(app, "CATCHUPY")
+    with pytest.raises(Refused) as refused:
+        await app.hub.execute(lm, lambda m: m.decide_ready(0, app.clock()))
+    assert refused.value.code is ErrorCode.UNAVAILABLE  # resume onto the log
+    assert lm.match.seat(1).name == "Cy" and lm.match.last_event == connected[0]
+    assert [e.kind for e in await app.store.events("CATCHUPY")] == [
+        "opened",
+        "seated",
+        "seated",
+        "connected",
+    ]
