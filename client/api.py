@@ -30,9 +30,10 @@ so no move is lost or doubled, and every ``play()`` gets its ``ack``. After
 and numbers moves from 1 again. When the connection is gone for good,
 ``events()`` raises ``ConnectionLost`` and so does every later send.
 
-A seat command, a move or a resume the server answers ``unavailable`` (its
-store did not answer) is sent again by the session after a pause it asks
-for (``Session.retry_timer``), which this class keeps with one timer; after
+A seat command (``leave`` too), a move, a hint, an undo or a resume the
+server answers ``unavailable`` (its store did not answer) is sent again by
+the session after a pause it asks for (an undo only if the seat's snapshot
+shows it did not land: it has no seq to make a repeat count once) (``Session.retry_timer``), which this class keeps with one timer; after
 ``RETRY_TRIES`` the session gives up, and ``events()`` yields an ``error``
 saying what was not done.
 """
@@ -290,16 +291,23 @@ class Client:
             await self._write()
             answers = []
             for request, kind, future in waits:
-                try:
-                    async with asyncio.timeout(REPLY_TIMEOUT_S):
-                        answers.append(await future)
-                except TimeoutError:
-                    self.session.forget(request)
-                    raise Timeout(f"no answer to {kind} within {REPLY_TIMEOUT_S:g} s") from None
+                answers.append(await self._wait_answer(request, kind, future))
             return answers
         finally:
             for request, _, _ in waits:
                 self._answers.pop(request, None)
+
+    async def _wait_answer(self, request: int, kind: str, future: asyncio.Future[p.Message]) -> p.Message:
+        """The answer; Timeout after REPLY_TIMEOUT_S without one, but not while the session retries
+        what the server's store did not take (it answers, at the latest when it gives up)."""
+        while True:
+            try:
+                async with asyncio.timeout(REPLY_TIMEOUT_S):
+                    return await asyncio.shield(future)
+            except TimeoutError:
+                if not self.session.retrying:
+                    self.session.forget(request)
+                    raise Timeout(f"no answer to {kind} within {REPLY_TIMEOUT_S:g} s") from None
 
     async def _request(self, message: p.ClientMessage) -> p.Message:
         self._check_open()
@@ -486,12 +494,15 @@ class Client:
     async def undo(self) -> p.Undone:
         """Practice: take back the last move, with the automatic moves it brought.
 
-        Not kept for a resume like moves are: an undo sent twice takes back two
-        moves, so while the seat is being resumed it is refused instead.
+        Waits for the moves on their way to be acknowledged first. An undo the
+        server's store did not take is retried by the session, never twice
+        (``Session.undo``); while the seat is being resumed it is refused.
         """
-        if self.token is not None and not self.session.holding:
-            raise ClientError("the seat is being resumed; undo again once it is back")
-        reply = await self._request(p.UndoRequest())
+        self._check_open()
+        if self._reconnecting:
+            raise ConnectionLost("the connection is down; it is being taken back")
+        await self._wait_settled()
+        reply = await self._answer(self.session.undo())
         assert isinstance(reply, p.Undone)
         return reply
 

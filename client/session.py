@@ -21,9 +21,9 @@ wrap it, so the bookkeeping below exists once:
   replaces the game. A ``rejected`` move carries the seat's state as the
   server has it (its view and ``last_seq``): the game is rebuilt from it.
   In v1 the game is the server's view, sent with every ack.
-- **Seat commands** (``ready``, ``finish``, ``resign``, ``rematch``) are kept
-  until the server is seen to apply them (a ``lobby``, a ``finished``) or
-  refuses them: one written into a line that had already died is sent again
+- **Seat commands** (``ready``, ``finish``, ``resign``, ``rematch``,
+  ``leave``) are kept until the server is seen to apply them (a ``lobby``, a
+  ``finished``, a ``result``) or refuses them: one written into a line that had already died is sent again
   after the resume unless the ``resumed`` snapshot shows it took effect, and
   the refusal of such a repeat (the game ended meanwhile) is not news.
 - **Refusals in flight**: a refusal answers the oldest move still on the
@@ -34,17 +34,23 @@ wrap it, so the bookkeeping below exists once:
   same token, and moves are numbered from 1 again. A new match the server
   cannot find (``not_found``) is asked for again a few times; then the seat
   goes back to the old match's result, with a message.
-- **The server's store away** (``unavailable``): a kept command refused so
-  is sent again, a move so refused (it may have landed) or a resume so
-  answered resumes the seat again, each after a pause that grows (with
-  jitter: many clients refused at once do not come back at once), up to
-  ``RETRY_TRIES`` times; then the session gives up with an ``error`` event
-  that says what was not done. The pauses are the wrapper's to keep: after
+- **The server's store away** (``unavailable``): a kept command or a
+  ``hint`` refused so is sent again; a move or an ``undo`` so refused (it may
+  have landed) or a resume so answered resumes the seat again, each after a
+  pause that grows (with jitter: many clients refused at once do not come
+  back at once), up to ``RETRY_TRIES`` times; then the session gives up with
+  an ``error`` event that says what was not done (and a request still
+  waiting is answered with the refusal). The pauses are the wrapper's to keep: after
   feeding the session it asks ``retry_timer()`` for a delay, and calls
   ``retry()`` once it has passed. Every repeat is safe on the server: a seq
   applied is acknowledged again, a ``ready`` or ``rematch`` given twice
   changes nothing, a second ``finish`` or ``resign`` is refused
-  ``wrong_phase`` (and, for a repeat, not told).
+  ``wrong_phase`` (and, for a repeat, not told), a second ``leave`` leaves
+  nothing more, a hint changes nothing. An undo is the one command the
+  server would apply twice (it has no seq): it is never sent again blindly.
+  The resume's snapshot says whether it landed (the board has fewer moves
+  than when it was sent; no move may be sent while it waits): then its
+  answer is made from the snapshot, else it is sent again.
 - **Spectators** (v2) rebuild each racer's board from the ``watching``
   snapshot and every ``board`` after it; a check that disagrees asks for a
   new snapshot (``watch`` again).
@@ -61,7 +67,9 @@ from server import protocol as p
 from server.engine import ClientGame, IllegalMove, InvalidMove, InvalidView, Move, RevealMismatch
 
 #: Seat commands kept until they are seen to take effect; a repeat of one is harmless.
-Kept = p.Ready | p.Finish | p.Resign | p.Rematch
+Kept = p.Ready | p.Finish | p.Resign | p.Rematch | p.Leave
+#: Requests an ``unavailable`` refusal does not end: asked again (``retry``), by type.
+RETRIED: dict[str, type[p.HintRequest | p.UndoRequest]] = {"hint": p.HintRequest, "undo": p.UndoRequest}
 #: Tries of a command (or of taking the seat back) refused ``unavailable`` before giving up.
 RETRY_TRIES = 8
 #: The pause before the first retry, doubled each time up to the longest (seconds, before jitter).
@@ -70,6 +78,7 @@ RETRY_LONGEST_S = 4.0
 #: Tries of resuming a rematch's new match the server says it cannot find, before going back.
 REMATCH_TRIES = 4
 RESUME = "resume"  # what ``retry`` does for the seat itself
+LATER = "later"  # what ``_answer`` says of a refusal that does not end its request: it is asked again
 REFUSED_AGAIN = ("finish", "resign")  # kept commands whose repeat, once one took effect, is refused
 Ack = p.Ack | p.AckV2
 Rejected = p.Rejected | p.RejectedV2
@@ -201,6 +210,10 @@ class Session:
         self._stale: list[int] = []  # seqs of voided moves on the wire whose refusals are yet to come
         self._requests: list[tuple[int, str, str]] = []  # (id, its type, its answer's) sent here, in order
         self._request_ids = 0
+        # Requests refused ``unavailable`` (RETRIED), by type: their ids, until sent again or answered.
+        self._asking: dict[str, int] = {}
+        self._undo_from: int | None = None  # the board's move count when the undo waiting was sent
+        self._leaving: int | None = None  # the seat a kept ``leave`` left, until the server shows it
         # retrying what the server's store did not take: tries so far by kind (a kept command's
         # type, or RESUME), the kinds due at the next ``retry()``, the pause asked of the wrapper
         self._tries: dict[str, int] = {}
@@ -261,18 +274,24 @@ class Session:
             if command is not None and kind not in sent:
                 self._awaiting.append((kind, True))
                 self._out.append(command)
+            elif kind in self._asking:
+                self._ask_again(kind)
 
     def _again(self, kind: str, what: str) -> bool:
-        """Ask for ``kind`` to be retried after a pause; False (and an ``error`` event) once tried enough."""
+        """Ask for ``kind`` to be retried after a pause; False (and an ``error`` event) once tried enough.
+
+        Giving up answers the requests waiting for it (all of them, for the seat's resume) with that error.
+        """
         tries = self._tries.get(kind, 0) + 1
         if tries > RETRY_TRIES:
             self._tries.pop(kind, None)
-            self._events.append(
-                p.Error(
-                    code=p.ErrorCode.UNAVAILABLE,
-                    message=f"gave up: {what} after {RETRY_TRIES} tries, the server's store did not answer",
-                )
+            gave_up = p.Error(
+                code=p.ErrorCode.UNAVAILABLE,
+                message=f"gave up: {what} after {RETRY_TRIES} tries, the server's store did not answer",
             )
+            self._events.append(gave_up)
+            for asked in [k for k in self._asking if kind in (k, RESUME)]:
+                self._give(self._asking.pop(asked), asked, gave_up)
             return False
         self._tries[kind] = tries
         self._due.add(kind)
@@ -322,7 +341,7 @@ class Session:
 
     def disconnected(self) -> list[int]:
         """The connection is gone: the ids of the requests that will never be answered on it."""
-        lost = [rid for rid, _, _ in self._requests]
+        lost = [rid for rid, _, _ in self._requests] + list(self._asking.values())
         self._new_connection()
         return lost
 
@@ -330,6 +349,9 @@ class Session:
         """Nothing is asked, held, sent or awaited on the connection to come; what the old one did
         not write is dropped (the moves and kept commands go again once the seat is held)."""
         self._requests, self._out = [], []
+        for asked in self._asking:
+            self._tries.pop(asked, None)
+        self._asking, self._undo_from = {}, None
         self._new_line()
 
     def _new_line(self) -> None:
@@ -353,6 +375,22 @@ class Session:
     def forget(self, request: int) -> None:
         """Its caller gave up waiting: a late answer goes to the next request instead."""
         self._requests = [r for r in self._requests if r[0] != request]
+        for asked in [k for k, rid in self._asking.items() if rid == request]:
+            self._give(self._asking.pop(asked), asked, None)
+
+    def _ask_again(self, asked: str) -> None:
+        """Send again a request the store did not take (``RETRIED``), under its first id."""
+        self._requests.append((self._asking.pop(asked), asked, ANSWERS[RETRIED[asked]]))
+        self._out.append(RETRIED[asked]())
+
+    def _give(self, request: int, asked: str, msg: p.Message | None) -> None:
+        """Request ``request`` (of type ``asked``) is over: answered with ``msg`` (None: forgotten)."""
+        if msg is not None:
+            self._answers.append(Answer(request, msg))
+        if asked in RETRIED:
+            self._tries.pop(asked, None)
+        if asked == "undo":
+            self._undo_from = None
 
     def hello(self) -> int:
         return self.request(p.Hello(v=self.version, name=self.name, player=self.player, key=self.key))
@@ -376,6 +414,8 @@ class Session:
         ``InvalidMove`` (nothing sent) for a move the rules refuse. While
         ``trusting``, a refusal may be lifted by a card still to be revealed.
         """
+        if self._undo_from is not None:
+            raise ClientError("an undo is on its way; play once it is answered")
         if self.version != 1 and self.game is not None:
             recorded = self.game.play(text)
             text = recorded[0].text
@@ -406,7 +446,25 @@ class Session:
         elif kept is None:
             self._held.append(message)
 
+    def undo(self) -> int:
+        """Practice: take back the last play (with its automatic moves); the request's id.
+
+        ClientError while the seat is being taken back, or while moves or
+        another undo wait for their answers: whether an undo the store may
+        have missed landed is read off the board's count of moves, which
+        nothing else may change meanwhile.
+        """
+        if self.token is not None and not self.holding:
+            raise ClientError("the seat is being resumed; undo again once it is back")
+        if self.unacked or self._undo_from is not None:
+            raise ClientError("moves or an undo are still on their way; undo once they are answered")
+        view = self.view
+        self._undo_from = None if view is None else view.moves
+        return self.request(p.UndoRequest())
+
     def leave(self) -> None:
+        """Leave the seat: kept like a seat command until the server shows the seat gone."""
+        self._leaving = self.seat
         self.command(p.Leave())
         self.match = self.token = None
         self.seat = None
@@ -458,6 +516,8 @@ class Session:
             self.fatal = "the seat was taken over by another connection"
         self._observe(msg)
         answered = self._answer(msg)
+        if answered == LATER:
+            return
         if isinstance(msg, p.Error):
             if answered == "resumed" and self._resume_refused(msg):
                 return
@@ -468,14 +528,49 @@ class Session:
     def _answer(self, msg: p.Message) -> str | None:
         """Give ``msg`` to the oldest request it answers: the answer that request awaited; None if none."""
         kind = getattr(msg, "type", None)
-        for i, (rid, _, answer) in enumerate(self._requests):
+        for i, (rid, asked, answer) in enumerate(self._requests):
             if kind == answer or isinstance(msg, p.Error):
                 del self._requests[i]
-                self._answers.append(Answer(rid, msg))
+                if isinstance(msg, p.Error) and self._ask_later(rid, asked, msg):
+                    return LATER
+                self._give(rid, asked, msg)
                 if isinstance(msg, p.Error) and answer in ("resumed", "watching"):
                     self.resuming = False  # the seat (or the watch) is still to be taken back
                 return answer
         return None
+
+    def _ask_later(self, request: int, asked: str, refused: p.Error) -> bool:
+        """A request refused: True when it is to be asked again (``RETRIED``, refused ``unavailable``).
+
+        A hint goes again after a pause. An undo may have landed all the
+        same: the seat is resumed after a pause, and its snapshot says
+        (``_undo_landed``); until then later moves wait, as after a move so refused.
+        """
+        if refused.code != p.ErrorCode.UNAVAILABLE or asked not in RETRIED or self.token is None:
+            return False
+        self._asking[asked] = request
+        if asked != "undo":
+            self._again(asked, f"the {asked}")
+        else:
+            self._new_line()
+            self.resuming = self._again(RESUME, "the undo")
+        return True
+
+    def _undo_landed(self, view: p.View | None, ev: int) -> None:
+        """A snapshot came while an undo refused ``unavailable`` waits: answer it if the store took it after all.
+
+        It did if the board has fewer moves than when the undo was sent; the
+        moves it took back are the last ones played here.
+        """
+        request, before = self._asking.get("undo"), self._undo_from
+        if request is None or before is None or view is None or view.moves >= before:
+            return
+        del self._asking["undo"]
+        played = [m.text for m in self.game.moves] if self.game is not None else []
+        taken = before - view.moves
+        undone = p.Undone(ev=ev, moves=played[-taken:] if taken <= len(played) else [], view=view)
+        self._give(request, "undo", undone)
+        self._events.append(undone)
 
     def _resume_refused(self, refused: p.Error) -> bool:
         """A resume refused: try it again later if that can help; True when the refusal is no news.
@@ -512,7 +607,7 @@ class Session:
         self.last_ev, self.next_seq, self.unacked = 0, 1, {}
         self.game, self._view, self._confirmed, self._trusted = None, None, 0, []
         self._unconfirmed, self._settled, self._held = {}, set(), []
-        self._tries, self._due = {}, set()
+        self._tries, self._due, self._leaving = {}, set(), None
         self._new_line()
 
     # ----------------------------------------------------------- the racer
@@ -538,6 +633,7 @@ class Session:
             self._lost_moves(msg.last_seq, acked)
         else:
             self.next_seq = max(self.next_seq, msg.last_seq + 1)
+        self._undo_landed(msg.view, msg.ev)
         self._snapshot(msg.view, msg.last_seq)
         self._observe(msg.lobby)
         self._answer(msg)
@@ -565,6 +661,8 @@ class Session:
             if kind not in sent:
                 self._awaiting.append((kind, True))
                 self._out.append(command)
+        for asked in list(self._asking):
+            self._ask_again(asked)
         self._out += self._held
         self._held = []
         self.holding = True
@@ -758,6 +856,13 @@ class Session:
                 self._settle("finish", "resign")
         elif isinstance(msg, p.Finished) and msg.seat == self.seat:
             self._settle("finish", "resign")
+        if self._leaving is not None and (
+            isinstance(msg, p.Result)
+            or (isinstance(msg, p.Finished) and msg.seat == self._leaving)
+            or (isinstance(msg, p.Lobby) and all(s.seat != self._leaving for s in msg.seats))
+        ):
+            self._leaving = None
+            self._settle("leave")
 
     def _settle(self, *kinds: str) -> None:
         self._settled.update(kinds)

@@ -15,6 +15,7 @@ from client.session import (
     RETRY_FIRST_S,
     RETRY_LONGEST_S,
     RETRY_TRIES,
+    Answer,
     ClientError,
     MoveRejected,
     Session,
@@ -384,3 +385,121 @@ def test_a_rematch_found_on_a_later_try_seats_the_session_there() -> None:
     assert session.match == new and session.holding
     session.receive_message(p.Error(code=p.ErrorCode.NOT_FOUND, message="late"))  # no fall back now
     assert session.match == new
+
+
+def practising(server: Server) -> Session:
+    """Seated alone, with one move played and acknowledged: there is a play to take back."""
+    session = seated(server)
+    session.move("T")
+    session.data_to_send()
+    session.receive_message(server.ack("T"))
+    session.events_received()
+    return session
+
+
+def sent_types(session: Session) -> list[type]:
+    return [type(m) for m in session.data_to_send()]
+
+
+def refused_undo_resumed(server: Server, session: Session) -> int:
+    """An undo the store did not answer, the pause, and the resume sent: the undo's request id."""
+    asked = session.undo()
+    assert sent_types(session) == [p.UndoRequest]
+    session.receive_message(unavailable())
+    assert session.events_received() == [] and session.answers_received() == []  # not news: retried
+    with pytest.raises(ClientError, match="undo is on its way"):
+        session.move("T")  # a move would change the count of moves that tells whether the undo landed
+    assert session.retry_timer() is not None and session.data_to_send() == []
+    session.retry()
+    assert sent_types(session) == [p.Resume]
+    return asked
+
+
+def test_an_undo_the_store_took_after_all_is_answered_from_the_snapshot_not_sent_again() -> None:
+    server = Server()
+    session = practising(server)
+    before = server.view()
+    asked = refused_undo_resumed(server, session)
+    server.game.undo()  # the write landed after all: a second undo would take back one more play
+    server.ev += 1
+    session.receive_message(server.resumed())
+    assert p.UndoRequest not in sent_types(session)
+    undone = {a.request: a.message for a in session.answers_received()}[asked]
+    assert isinstance(undone, p.Undone) and undone.moves[0] == "T" and undone.view == server.view() != before
+    assert session.view == server.view() and not session.retrying
+    assert [type(e) for e in session.events_received()] == [p.Undone, p.Resumed]
+    session.move("T")  # moves go on, numbered after the server's last
+    assert moves_sent(session) == [(2, "T")]
+
+
+def test_an_undo_the_store_did_not_take_is_sent_once_more_after_the_resume() -> None:
+    server = Server()
+    session = practising(server)
+    asked = refused_undo_resumed(server, session)
+    session.receive_message(server.resumed())  # the board still has the play: it did not land
+    assert sent_types(session) == [p.UndoRequest]
+    session.answers_received()
+    undone = server.game.undo()
+    server.ev += 1
+    session.receive_message(p.Undone(ev=server.ev, moves=[m.text for m in undone], view=server.view()))
+    (answer,) = session.answers_received()
+    assert answer.request == asked and isinstance(answer.message, p.Undone)
+    assert session.view == server.view() and not session.retrying
+
+
+def test_an_undo_waits_for_the_moves_on_their_way() -> None:
+    session = practising(Server())
+    session.move("T")
+    with pytest.raises(ClientError, match="still on their way"):
+        session.undo()
+
+
+def test_a_hint_the_server_could_not_give_is_asked_again_under_its_id() -> None:
+    session = practising(Server())
+    asked = session.request(p.HintRequest())
+    assert sent_types(session) == [p.HintRequest]
+    session.receive_message(unavailable())
+    assert session.answers_received() == [] and session.events_received() == [] and session.retrying
+    assert session.retry_timer() is not None
+    session.retry()
+    assert sent_types(session) == [p.HintRequest]
+    session.receive_message(p.Hint(move="T"))
+    assert session.answers_received() == [Answer(asked, p.Hint(move="T"))] and not session.retrying
+
+
+def test_a_hint_given_up_is_answered_with_the_refusal() -> None:
+    session = practising(Server())
+    asked = session.request(p.HintRequest())
+    session.data_to_send()
+    for _ in range(RETRY_TRIES):
+        session.receive_message(unavailable())
+        session.retry()
+        assert sent_types(session) == [p.HintRequest]
+    session.receive_message(unavailable())
+    (answer,) = session.answers_received()
+    assert (
+        answer.request == asked
+        and isinstance(answer.message, p.Error)
+        and "gave up" in answer.message.message
+    )
+    assert not session.retrying
+
+
+def test_a_leave_the_store_did_not_take_goes_again_until_the_seat_is_seen_gone() -> None:
+    session = Session()
+    session.receive_message(p.Seated(type="joined", match=MATCH, seat=1, token=TOKEN))
+    session.events_received()
+    session.leave()
+    assert sent_types(session) == [p.Leave]
+    session.receive_message(unavailable())
+    assert session.events_received() == [] and session.retry_timer() is not None
+    session.retry()
+    assert sent_types(session) == [p.Leave]
+    seat = p.SeatInfo(seat=0, name="Ann", ready=False, connected=True)
+    lobby = p.Lobby(
+        ev=3, match=MATCH, variant="classic", solo=False, time_limit_s=600, status="lobby", seats=[seat]
+    )
+    session.receive_message(lobby)  # seat 1 gone: left
+    assert not session.retrying
+    session.retry()
+    assert session.data_to_send() == []

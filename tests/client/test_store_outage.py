@@ -129,3 +129,50 @@ async def test_a_rematch_whose_match_was_not_opened_goes_back_to_the_old_result(
         back = await a.next_event(p.Resumed, timeout=30)
         assert back.match == seated.match and back.result is not None
         assert a.match == seated.match and a.session.holding
+
+
+async def test_an_undo_refused_while_redis_is_down_is_taken_back_once(
+    redis_backed: str, aof_redis: RedisServer
+) -> None:
+    """Practice: the undo was refused for good (a ClientError, the play kept); it waits out the outage now.
+
+    Once, not twice: the board after it is the one after the first move,
+    here and in the server's snapshot of the seat.
+    """
+    async with await connect(redis_backed, name="Ann") as c:
+        await c.create(seats=1, seed="1")
+        await c.ready()
+        start = await c.next_event(p.Start, timeout=30)
+        assert start.view is not None
+        await c.play(start.view.legal[0])
+        after_first = c.view
+        assert after_first is not None
+        await c.play(after_first.legal[0])
+        aof_redis.stop()
+        undo = asyncio.ensure_future(c.undo())
+        await until(lambda: c.session.retrying)
+        aof_redis.start()
+        undone = await asyncio.wait_for(undo, 30)
+        assert undone.view == after_first and c.view == after_first
+        assert errors_so_far(c) == []  # (the events so far read too: the resume's below is a new one)
+        c.drop()  # the server's own snapshot of the seat: one play taken back, not two
+        resumed = await c.next_event(p.Resumed, timeout=30)
+        assert resumed.view is not None, resumed
+        assert resumed.view.model_dump() == after_first.model_dump()
+        assert c.session.divergences == 0
+
+
+async def test_a_leave_refused_while_redis_is_down_goes_again(
+    redis_backed: str, aof_redis: RedisServer
+) -> None:
+    async with lobby_of_two(redis_backed) as (a, b, _):
+        await a.next_event(p.Lobby)  # Bob seated
+        aof_redis.stop()
+        await b.leave()
+        await until(lambda: b.session.retrying)
+        aof_redis.start()
+        async with asyncio.timeout(30):
+            while len((await a.next_event(p.Lobby, timeout=30)).seats) != 1:
+                pass
+        await until(lambda: not b.session.retrying)
+        assert errors_so_far(b) == []
