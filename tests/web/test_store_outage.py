@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 from tests.conftest import RedisServer
 from tests.processes import ServerProcess
 
-from .helpers import create_race, join, start
+from .helpers import create_race, join, moves, start, start_practice, turn, wait_moves
 
 RETRYING = "() => Object.keys(window.__grip.screen.state.tries).length > 0"
 
@@ -56,6 +56,32 @@ def test_a_finish_and_a_resign_refused_while_redis_is_down_go_again_once_it_is_b
     expect(bea.locator("#result h2")).to_have_text("You lost.", timeout=30_000)
     for page in (ada, bea):
         assert page.evaluate("window.__grip.errors") == []  # nothing said "busy": it was tried again
+
+
+def test_an_undo_refused_while_redis_is_down_takes_back_one_play_once_it_is_back(
+    redis_backed: ServerProcess, aof_redis: RedisServer, pages: Any
+) -> None:
+    """Practice: the undo was refused with a "busy" toast and lost; it waits out the outage now, and
+    is not doubled: the board after it is the one after the first move, here and on the server's."""
+    page = pages.new()
+    start_practice(page, redis_backed.http + "/", "3")
+    turn(page)
+    after_first = page.locator("#my-board").get_attribute("data-stock")
+    turn(page)
+    aof_redis.stop()
+    page.click("#undo")
+    page.wait_for_function(RETRYING, timeout=15_000)
+    expect(page.locator("#undo")).to_be_disabled()  # one at a time: a second would take back another
+    aof_redis.start()
+    wait_moves(page, 1)
+    expect(page.locator("#my-board")).to_have_attribute("data-stock", after_first or "")
+    page.wait_for_function("() => Object.keys(window.__grip.screen.state.tries).length === 0")
+    page.reload()  # the server's own snapshot of the seat
+    wait_moves(page, 1)
+    assert moves(page) == 1
+    expect(page.locator("#my-board")).to_have_attribute("data-stock", after_first or "")
+    expect(page.locator("#undo")).to_be_enabled()
+    assert page.evaluate("window.__grip.errors") == []
 
 
 @pytest.fixture

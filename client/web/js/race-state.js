@@ -22,6 +22,10 @@ const RETRY_FIRST_MS = 250;
 const RETRY_LONGEST_MS = 4000;
 /** Seat commands kept until the server is seen to apply them; a repeat of one is harmless. */
 const KEPT = ["ready", "finish", "resign", "rematch"];
+/** Practice requests an `unavailable` refusal does not end (client/session.py's RETRIED): a hint
+ * goes again after a pause; an undo may have landed all the same (it has no seq to make a repeat
+ * count once), so the seat is resumed first, and the snapshot's count of moves says. */
+const RETRIED = ["hint", "undo"];
 /** What a move or a reveal that does not fit throws: the engine and the server disagree. */
 const DISAGREES = [IllegalMove, InvalidMove, InvalidView, RevealMismatch];
 
@@ -86,7 +90,10 @@ export class RaceState {
     this.divergences = 0; // times a check or reveal disagreed with the engine here
     this.refusal = null; // the last `rejected` that refused a move of this page's (not a stale one)
     this.kept = new Set(); // seat commands sent and not yet seen to take effect (KEPT)
-    this.awaiting = []; // kept commands sent on this line and not answered, in order
+    this.awaiting = []; // kept commands and RETRIED requests sent on this line and not answered, in order
+    this.asking = new Set(); // RETRIED requests to send again (refused `unavailable`, or on a line that died)
+    this.undoFrom = null; // the board's count of moves when the undo on its way was sent
+    this.undoAfter = false; // an undo asked while moves wait for their acks: sent once they are in
     this.tries = {}; // what the store did not take (a kept command, or "resume") -> tries so far
     this.due = new Set(); // what the next retry() sends again
     this.timer = null; // the pause before it (ms), handed over once by retryTimer()
@@ -162,6 +169,7 @@ export class RaceState {
   resumeFrame() {
     this.resyncing = true;
     this.resumeSent = true;
+    for (const type of this.awaiting) if (RETRIED.includes(type)) this.asking.add(type);
     this.awaiting = []; // a new line, or a snapshot: what is unconfirmed goes again after it
     return { type: "resume", match: this.code, token: this.token, last_ev: this.lastEv };
   }
@@ -177,7 +185,7 @@ export class RaceState {
   play(move) {
     this.revision += 1;
     const game = this.shown[this.seat];
-    if (!game || this.resyncing) return null;
+    if (!game || this.resyncing || this.undoFrom !== null) return null;
     const recorded = tryPlay(game, move);
     if (!recorded) return null;
     return this.trust(recorded);
@@ -199,6 +207,39 @@ export class RaceState {
     return { type };
   }
 
+  /** A practice request (`hint`, `undo`): its frame, followed until answered; null for an undo
+   * asked while moves wait for their acks (it goes once they are in) or while one is on its way.
+   * No move is played while an undo waits: whether it landed is read off the count of moves. */
+  request(type) {
+    if (type === "undo") {
+      if (this.undoFrom !== null || this.waiting) {
+        this.undoAfter = this.undoFrom === null;
+        return null;
+      }
+      this.undoFrom = this.shown[this.seat] ? this.shown[this.seat].moveCount : null;
+    }
+    this.awaiting.push(type);
+    return { type };
+  }
+
+  /** A RETRIED request answered (or refused for good): it is over. */
+  answered(type) {
+    this.awaiting = this.awaiting.filter((t) => t !== type);
+    this.asking.delete(type);
+    delete this.tries[type];
+    if (type === "undo") this.undoFrom = null;
+  }
+
+  /** The RETRIED requests to send again now. */
+  askAgain() {
+    const frames = [...this.asking].map((type) => {
+      this.awaiting.push(type);
+      return { type };
+    });
+    this.asking.clear();
+    return frames;
+  }
+
   /** An `error` the page got: whether it is being tried again (then it is no news). A kept command
    * or a resume the store did not take goes again after a pause (retryTimer, retry); after
    * RETRY_TRIES, `gaveUp` names it and the error is news. A `wrong_phase` ends a kept command. */
@@ -207,10 +248,24 @@ export class RaceState {
       this.resumeSent = false;
       return this.again("resume");
     }
+    if (RETRIED.includes(this.awaiting[0])) return this.requestRefused(this.awaiting[0], msg);
     if (!["unavailable", "wrong_phase"].includes(msg.code) || !this.awaiting.length) return false;
     const type = this.awaiting.shift();
     if (msg.code === "wrong_phase" || !this.again(type)) this.kept.delete(type);
     return this.kept.has(type);
+  }
+
+  /** The error answers the oldest request waiting (a connection's frames are answered in order). */
+  requestRefused(type, msg) {
+    this.awaiting.shift();
+    if (msg.code !== "unavailable") {
+      this.answered(type);
+      return false;
+    }
+    this.asking.add(type);
+    if (type === "hint") return this.again("hint");
+    this.resyncing = this.again("resume"); // maybe applied, maybe not: the resume's snapshot says
+    return this.resyncing;
   }
 
   again(kind) {
@@ -219,6 +274,7 @@ export class RaceState {
       delete this.tries[kind];
       this.gaveUp = kind;
       if (kind === "resume") this.resyncing = false;
+      for (const type of RETRIED) if (kind === type || (kind === "resume" && this.asking.has(type))) this.answered(type);
       return false;
     }
     this.tries[kind] = tries;
@@ -241,7 +297,8 @@ export class RaceState {
     this.due = new Set();
     if (due.has("resume") && this.seat !== null) return this.resumeSent ? [] : [this.resumeFrame()];
     if (this.resyncing) return []; // the resume's answer sends the kept commands again
-    return [...due].filter((type) => this.kept.has(type) && !this.awaiting.includes(type)).map((type) => this.command(type));
+    const frames = [...due].filter((type) => this.kept.has(type) && !this.awaiting.includes(type)).map((type) => this.command(type));
+    return due.has("hint") ? [...frames, ...this.askAgain()] : frames;
   }
 
   /** What the server shows to have taken effect: those kept commands are done. */
@@ -302,7 +359,11 @@ export class RaceState {
       case "rejected":
         return this.rejected(msg);
       case "undone":
+        this.answered("undo");
         this.rebuild(msg.view, this.confirmed, this.trusted); // the moves played since were sent already
+        return [];
+      case "hint":
+        this.answered("hint");
         return [];
       case "resumed":
         return this.resumed(msg);
@@ -381,7 +442,10 @@ export class RaceState {
       if (recorded) this.trusted[i].recorded = recorded;
       else agrees = false;
     });
-    return agrees ? [] : this.resync();
+    if (!agrees) return this.resync();
+    const undo = this.undoAfter && !this.waiting ? this.request("undo") : null;
+    if (undo) this.undoAfter = false;
+    return undo ? [undo] : [];
   }
 
   /** A move refused: it and every later one are void, and the board is the server's again (its
@@ -395,6 +459,7 @@ export class RaceState {
     }
     if (!this.trusted.some((m) => m.seq === msg.seq)) return [];
     this.refusal = msg;
+    this.undoAfter = false; // asked after a move that did not count: it would take back another
     if (msg.code === "unavailable") {
       // maybe applied, maybe not: a resume says, after a pause (the store is away); until then the
       // board waits, and the refusals of the moves behind it are past news
@@ -423,9 +488,11 @@ export class RaceState {
     const again = msg.last_seq < this.confirmed ? [] : this.trusted.filter((m) => m.seq > msg.last_seq);
     if (!again.length) delete this.tries.resume; // else the moves sent again may meet the same store
     this.observe(msg.lobby);
+    // an undo the store may have missed landed if the board has fewer moves than when it was sent
+    if (this.asking.has("undo") && msg.view && this.undoFrom !== null && msg.view.moves < this.undoFrom) this.answered("undo");
     // the seat commands not seen to take effect go again (a repeat is harmless)
     const commands = [...this.kept].filter((type) => !this.awaiting.includes(type)).map((type) => this.command(type));
-    return [...this.rebuild(msg.view, msg.last_seq, again), ...commands];
+    return [...this.rebuild(msg.view, msg.last_seq, again), ...commands, ...this.askAgain()];
   }
 
   watching(msg) {

@@ -266,15 +266,15 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
         const view = state.view();
         // no hints on a daily deal while its day runs (the server says not_yet: docs/daily.md), and
         // a daily practice game is of today's deal
-        if (!lb.daily) actions.append(el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => net.send({ type: "hint" }) }));
+        if (!lb.daily) actions.append(el("button", { class: "btn", type: "button", id: "hint", i18n: "hint", onclick: () => ask("hint") }));
         actions.append(
           el("button", {
             class: "btn",
             type: "button",
             id: "undo",
             i18n: "undo",
-            disabled: !view || view.moves === 0,
-            onclick: () => net.send({ type: "undo" }),
+            disabled: !view || view.moves === 0 || state.undoFrom !== null,
+            onclick: () => ask("undo"),
           }),
         );
       }
@@ -337,7 +337,15 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   }
 
   function busy() {
-    return state.resyncing || state.myEnded() || Boolean(state.result) || !net.online;
+    return state.resyncing || state.undoFrom !== null || state.myEnded() || Boolean(state.result) || !net.online;
+  }
+
+  /** A practice request (hint, undo): the race state follows it until it is answered. */
+  function ask(type) {
+    const frame = state.request(type);
+    if (frame) net.send(frame);
+    board.setBusy(busy());
+    drawSide();
   }
 
   function drawBoard() {
