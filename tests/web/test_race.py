@@ -580,3 +580,51 @@ def test_a_keyboard_player_keeps_the_focus_from_ready_to_the_end(server_url: str
     ada.keyboard.press("Enter")
     expect(ada.locator("#my-over")).to_be_focused()
     expect(ada.locator("#my-over")).to_contain_text("Your game is over with 72 cards left.")
+
+
+REPLAY_CONTROLS = ("#first", "#prev", "#play", "#next", "#last", "#step-range")
+
+
+def finished_race(pages: Any, url: str, ada_turns: int) -> tuple[Any, str]:
+    """Ada and Bea raced (Ada turned the stock ``ada_turns`` times, Bea never moved): Ada's page at the result, and the code."""
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, url, "Ada", deal="5")
+    join(bea, url, link, "Bea")
+    start(ada, bea)
+    for _ in range(ada_turns):
+        turn(ada)
+    for racer in (ada, bea):
+        finish(racer)
+    expect(ada.locator("#result")).to_be_visible()
+    return ada, link.rsplit("/", 1)[1]
+
+
+def test_a_replay_of_no_moves_offers_no_step_and_the_ends_offer_no_way_past_them(
+    server_url: str, pages: Any
+) -> None:
+    ada, _ = finished_race(pages, server_url, 0)
+    ada.click("#watch-replay")
+    expect(ada.locator("#step-counter")).to_have_text("Step 0 of 0")
+    for control in REPLAY_CONTROLS:
+        expect(ada.locator(control)).to_be_disabled()
+
+    ada, _ = finished_race(pages, server_url, 2)
+    ada.click("#watch-replay")
+    expect(ada.locator("#step-counter")).to_have_text("Step 0 of 2")
+    for control, off in zip(REPLAY_CONTROLS, (True, True, False, False, False, False), strict=True):
+        expect(ada.locator(control)).to_be_disabled() if off else expect(ada.locator(control)).to_be_enabled()
+    # a keyboard player steps to the end with Next: it goes out of use there, and the focus stays on the controls
+    ada.focus("#next")
+    ada.keyboard.press("Enter")
+    expect(ada.locator("#step-counter")).to_have_text("Step 1 of 2")
+    ada.keyboard.press("Enter")
+    expect(ada.locator("#step-counter")).to_have_text("Step 2 of 2")
+    for control in ("#next", "#last"):
+        expect(ada.locator(control)).to_be_disabled()
+    for control in ("#first", "#prev", "#play"):
+        expect(ada.locator(control)).to_be_enabled()
+    assert ada.evaluate("document.activeElement.id") == "play"
+    ada.keyboard.press("Enter")  # Play at the end starts over from the deal
+    expect(ada.locator("#step-counter")).to_have_text("Step 1 of 2")
+    expect(ada.locator("#step-counter")).to_have_text("Step 2 of 2")
+    expect(ada.locator("#play")).to_have_text("Play")

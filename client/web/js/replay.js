@@ -77,6 +77,7 @@ export function replayScreen(app, code) {
     }
     const range = document.getElementById("step-range");
     if (range) range.value = String(step);
+    drawControls();
     data.seats.forEach((s, i) => {
       const k = Math.min(step, seats[i].last);
       boards[i].setView(seats[i].view(k));
@@ -86,6 +87,23 @@ export function replayScreen(app, code) {
         last.textContent = play ? [moveLabel(play.move), ...(play.auto || [])].join(", ") : t("deal_shown");
       }
     });
+  }
+
+  /** Only what can do something is offered: nothing for a game of no moves, no way back from the
+   * deal nor on from the last step (Play there starts over). A focused control that goes out of
+   * use hands the focus to one still in use, so a keyboard player stepping on keeps their place. */
+  function drawControls() {
+    const n = maxStep();
+    const idle = { first: step === 0, prev: step === 0, play: n === 0, next: step >= n, last: step >= n, "step-range": n === 0 };
+    const lost = document.activeElement;
+    for (const [id, off] of Object.entries(idle)) {
+      const c = document.getElementById(id);
+      if (c) c.disabled = off;
+    }
+    if (lost && lost.disabled) {
+      const next = ["play", "prev", "next"].map((id) => document.getElementById(id)).find((c) => c && !c.disabled);
+      if (next) next.focus();
+    }
   }
 
   function toggle() {
