@@ -99,7 +99,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     server_url(live)
     live.add_argument("--closest", action="store_true", help="the closest races first (else the newest)")
     live.add_argument("--limit", type=int, default=20)
-    stats = sub.add_parser("stats", help="your figures (or another player's), head to head, last games")
+    stats = sub.add_parser(
+        "stats", help="your ratings and figures (or another player's), head to head, last games"
+    )
     server_url(stats)
     stats.add_argument("--player", help="another player's id")
     stats.add_argument("--games", type=int, default=10, help="how many of the last games to list")
@@ -114,10 +116,11 @@ async def stats_main(args: argparse.Namespace) -> int:
     client = await connect(args.url, identity_file=args.identity)
     try:
         figures = await client.stats(args.player)
+        ratings = await client.ratings(args.player)
         games = await client.history(limit=args.games, player=args.player)
     finally:
         await client.close()
-    print(format_stats(figures, games, page_url(args.url)))
+    print(format_stats(figures, games, page_url(args.url), ratings))
     return 0
 
 

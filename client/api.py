@@ -330,7 +330,9 @@ class Client:
         deal: int | None = None,
         time_limit_s: int = 600,
         bot: Literal["greedy", "lookahead"] | None = None,
+        rated: bool = False,
     ) -> p.Seated:
+        """Open a match (``rated``: a race between two people that changes their ratings)."""
         try:
             msg = p.Create(
                 variant=variant,
@@ -340,6 +342,7 @@ class Client:
                 time_limit_s=time_limit_s,
                 name=self.name,
                 bot=bot,
+                rated=rated,
             )
         except ValidationError as exc:  # what the server would refuse as bad_message
             raise ClientError(p.explain(exc)) from None

@@ -805,6 +805,20 @@ def _setup_readline(term: Terminal) -> None:
     readline.parse_and_bind("tab: complete")
 
 
+def format_ratings(ratings: p.Ratings) -> list[str]:
+    """The lines of a player's ratings by variant, as the web stats page shows them."""
+    if not ratings.variants:
+        return ["ratings: no rated races yet: race anyone (client play --anyone)"]
+    lines = ["ratings:"]
+    for v in ratings.variants:
+        place = " provisional" if v.provisional else f" #{v.rank} on the board" if v.rank else ""
+        lines.append(
+            f"  {v.variant}: {v.rating}{'?' if v.provisional else ''}{place}; {counted(v.games, 'rated race')}: "
+            f"{v.wins} won, {v.losses} lost, {v.draws} drawn"
+        )
+    return lines
+
+
 def format_live(live: p.Live, site: str) -> str:
     """The races being played, one a line, with where to watch each (``site``: the server's page address)."""
     if not live.races:
@@ -820,9 +834,15 @@ def format_live(live: p.Live, site: str) -> str:
     return "\n".join(lines)
 
 
-def format_stats(stats: p.Stats, history: p.History, site: str) -> str:
-    """A player's figures, head-to-head record and last games, as plain text (``site``: the server's page address)."""
+def format_stats(stats: p.Stats, history: p.History, site: str, ratings: p.Ratings | None = None) -> str:
+    """A player's ratings, figures, head-to-head record and last games, as plain text (``site``: the server's page address).
+
+    The ratings are the web stats page's: per variant the rating (``?``
+    while provisional), its place on the board of the best, the rated races.
+    """
     lines = [f"{stats.name}  (player {stats.player})"]
+    if ratings is not None:
+        lines += format_ratings(ratings)
     lines.append(f"daily streak: {stats.daily_streak} (best {stats.best_daily_streak})")
     for v in stats.variants:
         # the games' grades (RULES.md: brilliant, excellent, good), not ratings: those are per player

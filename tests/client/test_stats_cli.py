@@ -56,3 +56,38 @@ async def test_a_newcomer_s_stats_say_there_is_nothing_yet_and_how_to_play(url: 
     stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, stderr.decode()
     assert "no finished games yet: race (client play)" in stdout.decode()
+
+
+async def stats_of(url: str, identity_file: Path) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "stats", url, "--identity", str(identity_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr.decode()
+    return stdout.decode()
+
+
+async def test_stats_show_the_ratings_the_web_page_shows(url: str, tmp_path: Path) -> None:
+    """The terminal's stats had no ratings while the web page's showed them: the same ``ratings`` now."""
+    ann_file = tmp_path / "ann.json"
+    assert "ratings: no rated races yet: race anyone (client play --anyone)" in await stats_of(url, ann_file)
+    ann = await connect(url, name="Ann", identity_file=ann_file)
+    bob = await connect(url, name="Bob", identity_file=tmp_path / "bob.json")
+    seated = await ann.create(rated=True)
+    await bob.join(seated.match)
+    await ann.ready()
+    await bob.ready()
+    await ann.next_event(p.Start)
+    await ann.resign()
+    await bob.finish()
+    await ann.next_event(p.Rated)
+    ratings = await ann.ratings()
+    await ann.close()
+    await bob.close()
+    (classic,) = ratings.variants
+    assert classic.provisional and classic.games == 1 and classic.losses == 1
+    out = await stats_of(url, ann_file)
+    assert (
+        f"ratings:\n  classic: {classic.rating}? provisional; 1 rated race: 0 won, 1 lost, 0 drawn\n" in out
+    )
