@@ -1,13 +1,15 @@
 """``python -m client``: race, watch or run a bot from a terminal.
 
 python -m client play [URL] [--join CODE | --bot greedy|lookahead | --practice | --anyone]
-python -m client watch URL CODE
+python -m client watch LINK | [URL] CODE
 python -m client live [URL] [--closest]
 python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S] [--rematches N]
 python -m client stats [URL] [--player ID]
 
 URL is the server's address as it prints it (http:// or https:// is fine:
 the WebSocket is on the same port); match codes may be typed in lower case.
+``live`` prints a link to each race (http://HOST/w/CODE): a browser opens it,
+and ``watch`` takes it as it is.
 
 Your player identity is kept in ~/.config/devils-grip/identity.json (``--identity``),
 so your statistics follow you from game to game.
@@ -26,7 +28,7 @@ from pydantic import ValidationError
 from server import protocol as p
 
 from . import identity
-from .api import DEFAULT_URL, ClientError, connect, match_code, page_url
+from .api import DEFAULT_URL, ClientError, connect, match_code, page_url, race_link
 from .bots import run_bot
 from .terminal import describe, format_live, format_stats, run_terminal, terminal_restored
 
@@ -84,9 +86,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     play.add_argument("--variant", choices=get_args(p.VariantName), default="classic")
     play.add_argument("--name")
     play.add_argument("--no-color", action="store_true")
-    watch = sub.add_parser("watch", help="spectate a match")
-    server_url(watch, required=True)
-    watch.add_argument("code", type=code_arg)
+    watch = sub.add_parser(
+        "watch",
+        help="spectate a match: a link as `live` prints it, or [URL] CODE",
+        description="Spectate a match: give its link as `live` prints it (http://HOST/w/CODE), "
+        "or its code, after the server's address unless that is the default.",
+    )
+    server_url(watch)
+    watch.add_argument("code", nargs="?", help="the match code (none when the first argument is a link)")
     watch.add_argument("--no-color", action="store_true")
     bot = sub.add_parser("bot", help="a bot joins a match and plays it")
     server_url(bot, required=True)
@@ -95,7 +102,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     bot.add_argument("--speed", type=float, default=2.0, help="moves a second (0: as fast as acked)")
     bot.add_argument("--name")
     bot.add_argument("--rematches", type=int, default=0, help="rematches to ask for and play after the first")
-    live = sub.add_parser("live", help="the races being played now, to watch")
+    live = sub.add_parser(
+        "live",
+        help="the races being played now, each with its link: open it in a browser, or give it to `watch`",
+    )
     server_url(live)
     live.add_argument("--closest", action="store_true", help="the closest races first (else the newest)")
     live.add_argument("--limit", type=int, default=20)
@@ -109,7 +119,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.add_argument(
             "--identity", type=Path, default=identity.DEFAULT_PATH, help="where your id is kept"
         )
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.command == "watch":
+        args.url, args.code = watch_target(ap, args.url, args.code)
+    return args
+
+
+def watch_target(ap: argparse.ArgumentParser, first: str, code: str | None) -> tuple[str, str]:
+    """``watch``'s server address and match code: from a link, from a code alone, or from both."""
+    try:
+        if code is not None:
+            return first, match_code(code)
+        link = race_link(first)
+        if link is not None:
+            return link
+        if first != DEFAULT_URL and "/" not in first:  # a code alone: the default server
+            return DEFAULT_URL, match_code(first)
+    except ClientError as exc:
+        ap.error(str(exc))
+    ap.error("watch needs a link (http://HOST/w/CODE, as `live` prints it) or a match code")
 
 
 async def stats_main(args: argparse.Namespace) -> int:

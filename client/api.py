@@ -47,6 +47,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from websockets.asyncio.client import ClientConnection
@@ -107,6 +108,28 @@ def page_url(url: str) -> str:
         if url[: len(ws)].lower() == ws:
             url = web + url[len(ws) :]
     return url.rstrip("/")
+
+
+#: The web page's paths that end in a match code: a race, its spectators' page, its replay.
+PAGE_PATHS = ("m", "w", "r")
+
+
+def race_link(text: str) -> tuple[str, str] | None:
+    """The WebSocket address and the match code of a web link to a race; None if ``text`` is no such link.
+
+    A link as ``client live`` prints it and the web page shares it
+    (``http://HOST/w/CODE``; ``/m/`` and ``/r/`` too): the page's socket is
+    at ``/ws`` on the same host, as the page itself connects.
+    """
+    parts = urlsplit(text.strip())
+    path = parts.path.strip("/").split("/")
+    if (
+        parts.scheme.lower() not in ("http", "https", "ws", "wss")
+        or len(path) != 2
+        or path[0] not in PAGE_PATHS
+    ):
+        return None
+    return ws_url(f"{parts.scheme}://{parts.netloc}/ws"), match_code(path[1])
 
 
 def match_code(text: str) -> str:

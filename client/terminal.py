@@ -831,6 +831,7 @@ def format_live(live: p.Live, site: str) -> str:
         )
         rated = ", rated" if race.rated else ""
         lines.append(f"  {race.match} {race.variant}{rated}: {racers}  watch {site}/w/{race.match}")
+    lines.append("open a link in a browser, or watch here: python -m client watch LINK")
     return "\n".join(lines)
 
 

@@ -114,3 +114,27 @@ def test_each_command_s_help_says_what_its_url_is(command: str, capsys: pytest.C
     usage = " ".join(capsys.readouterr().out.split())
     assert "url the server's WebSocket address" in usage
     assert client.api.DEFAULT_URL in usage
+
+
+@pytest.mark.parametrize(
+    ("argv", "url", "code"),
+    [
+        (["http://h:1/w/34679acd"], "ws://h:1/ws", "34679ACD"),  # as `live` prints it
+        (["https://grip.example/m/34679ACD/"], "wss://grip.example/ws", "34679ACD"),  # a share link
+        (["34679acd"], client.api.DEFAULT_URL, "34679ACD"),
+        (["ws://h:2", "34679ACD"], "ws://h:2", "34679ACD"),
+    ],
+)
+def test_watch_takes_a_link_a_code_or_an_address_and_a_code(argv: list[str], url: str, code: str) -> None:
+    args = parse_args(["watch", *argv])
+    assert (args.url, args.code) == (url, code)
+
+
+@pytest.mark.parametrize("argv", [[], ["ws://h:2"], ["http://h:1/x/34679ACD"]])
+def test_watch_without_a_match_says_what_it_takes(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        parse_args(["watch", *argv])
+    assert info.value.code == 2
+    assert "watch needs a link (http://HOST/w/CODE" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from client.api import connect
 from client.terminal import (
     HELP,
     Screen,
@@ -254,3 +255,36 @@ def test_a_spectator_s_board_held_back_says_how_far_it_is_beside_the_live_number
     text = render_screen(screen, Style(False), now_ms=0)
     assert "Ann: leftover 69, on grid 24, complete 0, moves 1\n" in text  # shown whole: nothing held
     assert "Bob: leftover 66, on grid 24, complete 0, moves 2; the board below shows 0 of 2 moves" in text
+
+
+async def test_watch_takes_the_link_live_prints(url: str) -> None:
+    """`live` printed web links and `watch` wanted a ws:// address and a code: it takes the link now."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    async def client_says(*argv: str) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client", *argv, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=ROOT,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 0, err.decode()
+        return out.decode()
+
+    async with await connect(url, name="Ann") as ann, await connect(url, name="Bob") as bob:
+        seated = await ann.create(seed="2")
+        await bob.join(seated.match)
+        await ann.ready()
+        await bob.ready()
+        await ann.next_event(p.Start)
+        async with asyncio.timeout(15):  # listed at the next write of the list (``live_every_s``)
+            while not (await ann.live_races()).races:
+                await asyncio.sleep(0.1)
+        listed = await client_says("live", url.replace("ws://", "http://"))
+        link = re.search(r"watch (http://\S+)", listed).group(1)  # type: ignore[union-attr]
+        assert link.endswith(f"/w/{seated.match}") and "python -m client watch LINK" in listed
+        await ann.play("T")
+        await ann.finish()
+        await bob.resign()
+        await ann.next_event(p.Result)
+    watched = await client_says("watch", link)
+    assert f"match {seated.match}" in watched and "Result" in watched and "Ann" in watched
