@@ -52,7 +52,7 @@ def deal_arg(text: str) -> int:
     return deal
 
 
-def server_url(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+def server_url(parser: argparse.ArgumentParser, *, required: bool = False, also: str = "") -> None:
     """The server's address as a command's first argument, said in its --help (it was a bare "url")."""
     if required:
         parser.add_argument("url", help=f"the server's WebSocket address, such as {DEFAULT_URL}")
@@ -61,7 +61,7 @@ def server_url(parser: argparse.ArgumentParser, *, required: bool = False) -> No
             "url",
             nargs="?",
             default=DEFAULT_URL,
-            help=f"the server's WebSocket address (default {DEFAULT_URL})",
+            help=f"the server's WebSocket address (default {DEFAULT_URL}){also}",
         )
 
 
@@ -92,7 +92,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Spectate a match: give its link as `live` prints it (http://HOST/w/CODE), "
         "or its code, after the server's address unless that is the default.",
     )
-    server_url(watch)
+    server_url(watch, also="; or a race's link, as `live` prints it")
     watch.add_argument("code", nargs="?", help="the match code (none when the first argument is a link)")
     watch.add_argument("--no-color", action="store_true")
     bot = sub.add_parser("bot", help="a bot joins a match and plays it")
