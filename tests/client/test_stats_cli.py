@@ -10,6 +10,17 @@ from client.api import connect
 from server import protocol as p
 
 
+async def stats_of(url: str, identity_file: Path) -> str:
+    """What ``client stats`` prints, run as a subprocess that does not block this loop (it runs the server)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "stats", url, "--identity", str(identity_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr.decode()
+    return stdout.decode()
+
+
 async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path) -> None:
     identity_file = tmp_path / "identity.json"
     me = await connect(url, name="Ann", identity_file=identity_file)
@@ -25,14 +36,7 @@ async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path
     await me.close()
     assert identity_file.stat().st_mode & 0o077 == 0  # the key stays private
 
-    # a subprocess that does not block this loop, which also runs the server
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client", "stats", url, "--identity", str(identity_file),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, stderr.decode()
-    out = stdout.decode()
+    out = await stats_of(url, identity_file)
     assert out.startswith("Ann")
     assert "classic: 1 played" in out and f"mean {result.seats[0].score:.1f} left" in out
     assert f"classic practice (not counted above): 1 played, best {practice.seats[0].score}" in out
@@ -49,23 +53,7 @@ async def test_stats_command_prints_the_players_figures(url: str, tmp_path: Path
 
 async def test_a_newcomer_s_stats_say_there_is_nothing_yet_and_how_to_play(url: str, tmp_path: Path) -> None:
     """A fresh identity's stats were a name and "daily streak: 0 (best 0)", and nothing more."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client", "stats", url, "--identity", str(tmp_path / "new.json"),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, stderr.decode()
-    assert "no finished games yet: race (client play)" in stdout.decode()
-
-
-async def stats_of(url: str, identity_file: Path) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client", "stats", url, "--identity", str(identity_file),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, stderr.decode()
-    return stdout.decode()
+    assert "no finished games yet: race (client play)" in await stats_of(url, tmp_path / "new.json")
 
 
 async def test_stats_show_the_ratings_the_web_page_shows(url: str, tmp_path: Path) -> None:
