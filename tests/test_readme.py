@@ -517,7 +517,7 @@ async def live_races(n: Newcomer, line: Line) -> None:
     assert re.search(r"races being played", out), out
 
 
-@checks(r"python3 dev\.py client watch ws://127\.0\.0\.1:8765 CODE")
+@checks(r"python3 dev\.py client watch LINK")
 async def watch(n: Newcomer, line: Line) -> None:
     url = f"ws://127.0.0.1:{n.server_port()}"
     ann, bob = await open_match(url, "Ann"), await connect(url, name="Bob")
@@ -533,7 +533,8 @@ async def watch(n: Newcomer, line: Line) -> None:
     finally:
         await ann.close()
         await bob.close()
-    code, out = await n.run(with_port(line.command, n.server_port()).replace("CODE", ann.match))
+    link = f"http://127.0.0.1:{n.server_port()}/w/{ann.match}"  # as `client live` prints it
+    code, out = await n.run(line.command.replace("LINK", link))
     assert code == 0, out
     assert "Result" in out and "Ann: leftover" in out and "Bob: leftover" in out
 
@@ -566,6 +567,7 @@ async def stats(n: Newcomer, line: Line) -> None:
     assert kept is not None, "README.md no longer says where the terminal keeps the player id"
     identity = json.loads((n.home / kept[1]).read_text())
     assert identity["player"] == player[1]
+    assert "ratings: no rated races yet" in out, out
 
 
 @checks(r"python3 dev\.py engine deal \d+")
