@@ -52,17 +52,14 @@ def deal_arg(text: str) -> int:
     return deal
 
 
-def server_url(parser: argparse.ArgumentParser, *, required: bool = False, also: str = "") -> None:
+def server_url(parser: argparse.ArgumentParser, *, also: str = "") -> None:
     """The server's address as a command's first argument, said in its --help (it was a bare "url")."""
-    if required:
-        parser.add_argument("url", help=f"the server's WebSocket address, such as {DEFAULT_URL}")
-    else:
-        parser.add_argument(
-            "url",
-            nargs="?",
-            default=DEFAULT_URL,
-            help=f"the server's WebSocket address (default {DEFAULT_URL}){also}",
-        )
+    parser.add_argument(
+        "url",
+        nargs="?",
+        default=DEFAULT_URL,
+        help=f"the server's WebSocket address (default {DEFAULT_URL}){also}",
+    )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -96,7 +93,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     watch.add_argument("code", nargs="?", help="the match code (none when the first argument is a link)")
     watch.add_argument("--no-color", action="store_true")
     bot = sub.add_parser("bot", help="a bot joins a match and plays it")
-    server_url(bot, required=True)
+    server_url(bot)
     bot.add_argument("--join", metavar="CODE", type=code_arg, required=True)
     bot.add_argument("--strategy", choices=("greedy", "lookahead"), default="greedy")
     bot.add_argument("--speed", type=float, default=2.0, help="moves a second (0: as fast as acked)")

@@ -75,6 +75,7 @@ def test_no_answer_is_an_error_message(
 
 def test_match_codes_are_upper_cased_and_checked(capsys: pytest.CaptureFixture[str]) -> None:
     assert parse_args(["bot", "ws://h", "--join", "34679acd"]).join == "34679ACD"
+    assert parse_args(["bot", "--join", "34679ACD"]).url == client.api.DEFAULT_URL  # as play, live, watch
     assert parse_args(["watch", "ws://h", " 34679acd "]).code == "34679ACD"
     with pytest.raises(SystemExit) as info:
         main(["watch", "ws://h", "ABC"])
