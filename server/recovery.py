@@ -130,12 +130,17 @@ class Recovery:
         two; the copy is reloaded from the log instead.
         """
         seen = lm.match.last_event
-        events = await self._host.store.events(lm.match.id, seen.ev - 1)
-        if holds_at_its_number(events, seen):
-            self._host.apply(lm, events)
+        if self._fold(lm, await self._host.store.events(lm.match.id, seen.ev - 1), seen):
             return True
         await self.reload(lm)
         return False
+
+    def _fold(self, lm: LiveMatch, events: list[Event], seen: Event) -> bool:
+        """Apply ``events``, read from the log from ``seen`` on, if they go on from it: whether they did."""
+        if not holds_at_its_number(events, seen):
+            return False
+        self._host.apply(lm, events)
+        return True
 
     def catch_up_soon(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
         """Check this copy against the log in the background: a gap on the bus, its reconnect, another's reload notice.
@@ -174,9 +179,7 @@ class Recovery:
                 if lm.match is not copy:  # reloaded during the read (another notice, another catch-up)
                     copy, seen = lm.match, lm.match.last_event  # from the log: check it as it is now
                     continue
-                if holds_at_its_number(events, seen):
-                    self._host.apply(lm, events)
-                else:
+                if not self._fold(lm, events, seen):
                     await self.try_reload(lm, tell_others=tell_others)
                 return
 
@@ -194,7 +197,9 @@ class Recovery:
         if tell_others and host.bus.shared:
             await self.offer(match_id, self.reload_notice)
         log.error(
-            "match %s: the store's log ends before event %d applied here; reloading", match_id, lm.match.ev
+            "match %s: the store's log does not hold event %d as applied here; reloading",
+            match_id,
+            lm.match.ev,
         )
         lm.reloading = True
         try:
