@@ -5,7 +5,8 @@
     .venv/bin/python bench/load.py --races 0 --watchers 1000        # one match, 1000 spectators
 
 The server runs as ``python -m server`` (embedded, ``--rate 1000000``) in a
-subprocess pinned to ``--server-cpus`` (CPU 0) with ``taskset``. The clients
+subprocess pinned to ``--server-cpus`` (CPU 0) with ``taskset``, on
+``--server-python`` (this interpreter unless told; the echo relay too). The clients
 run in ``--clients`` worker processes (multiprocessing, one event loop each,
 uvloop when installed), pinned to ``--client-cpus`` (the other CPUs), so the
 server, not the clients, should be the limit. Every figure is printed with the
@@ -170,7 +171,7 @@ def pinned(cpus: str | None) -> list[str]:
 
 
 def server_argv(args: argparse.Namespace) -> list[str]:
-    py = [sys.executable]
+    py = [args.server_python]
     if args.server_uvloop:
         py += [
             "-c",
@@ -193,7 +194,7 @@ def start_servers(args: argparse.Namespace, data: Path) -> list[Proc]:
 def start_echo(args: argparse.Namespace, sizes: dict[str, int]) -> Proc:
     return Proc(
         [
-            *pinned(args.server_cpus), sys.executable, str(ROOT / "bench" / "echo_server.py"),
+            *pinned(args.server_cpus), args.server_python, str(ROOT / "bench" / "echo_server.py"),
             "--ack", str(sizes["ack"]), "--progress", str(sizes["progress"]), "--board", str(sizes["board"]),
         ]
     )  # fmt: skip
@@ -1267,6 +1268,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--server-cpus", default="0", help="taskset CPU list for servers ('' for none)")
     ap.add_argument("--client-cpus", default="1-", help="CPUs of the client processes ('' for any)")
     ap.add_argument("--server-uvloop", action="store_true", help="run the server on uvloop")
+    ap.add_argument(
+        "--server-python",
+        default=sys.executable,
+        metavar="PATH",
+        help="the interpreter of our server and the echo relay (a venv with the server's packages)",
+    )
     ap.add_argument("--profile", metavar="FILE", help="py-spy record (raw) of the closed-loop phase")
     ap.add_argument("--server-env", action="append", default=[], metavar="K=V", help="server environment")
     ap.add_argument("--server-arg", action="append", default=[], metavar="ARG", help="more server options")
