@@ -269,12 +269,17 @@ class RatingsRequest(Message):
     player: PlayerId | None = None
 
 
+#: Where a page of a board of the best goes on from: a ``rating_board``'s ``next``, as the server wrote it.
+BoardCursor = Annotated[str, Field(min_length=3, max_length=100, pattern=r"^[0-9.e+-]+:[A-Za-z0-9_-]{1,64}$")]
+
+
 class RatingBoardRequest(Message):
-    """The best ratings of a variant, a page from rank ``start + 1`` on."""
+    """The best ratings of a variant: a page from rank ``start + 1`` on, or just past ``after`` (a ``next``)."""
 
     type: Literal["rating_board"] = "rating_board"
     variant: VariantName = "classic"
     start: int = Field(default=0, ge=0, le=1_000_000)
+    after: BoardCursor | None = None
     limit: int = Field(default=20, ge=1, le=100)
 
 
@@ -885,10 +890,11 @@ class RatingBoard(Message):
 
     type: Literal["rating_board"] = "rating_board"
     variant: str
-    start: int
+    start: int  # the ranks before this page
     entries: list[RatingBoardEntry]
     total: int
     you: RatingBoardEntry | None
+    next: str | None = None  # the ``after`` of the page that follows (None: this is the last)
 
 
 class Error(Message):

@@ -22,12 +22,14 @@ stored ratings (floats included: the same operations in the same order).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 from openskill.models import PlackettLuce
 from pydantic import BaseModel
 
 from . import protocol as p
+from .errors import ErrorCode, Refused
 
 SCALE = 60.0  # OpenSkill's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300) scaled to 1500
 MODEL = PlackettLuce(mu=25.0 * SCALE, sigma=25.0 / 3 * SCALE, beta=25.0 / 6 * SCALE, tau=25.0 / 300 * SCALE)
@@ -142,3 +144,25 @@ def change(
             if s.player is not None
         ],
     )
+
+
+def board_cursor(mu: float, player: str) -> str:
+    """A ``rating_board``'s ``next``: the place (mu, player) its last line holds, for ``after``.
+
+    Opaque to clients; ``repr`` gives the float back exactly, so a page goes
+    on just past that line and no further (a rounded rating would skip or
+    repeat players of nearly the same one).
+    """
+    return f"{mu!r}:{player}"
+
+
+def parse_board_cursor(text: str) -> tuple[float, str]:
+    """The place a cursor names; ``bad_message`` for text this server did not write."""
+    number, _, player = text.partition(":")
+    try:
+        mu = float(number)
+    except ValueError:
+        mu = math.nan
+    if not math.isfinite(mu) or not player:
+        raise Refused(ErrorCode.BAD_MESSAGE, f"after: {text!r} is not a page's next: pass it as it came")
+    return mu, player

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import protocol as p
 from .. import ratings
 from ..dispatch import Client, Context, Routes
+from ..errors import ErrorCode, Refused
 from ..live import LiveMatch
 from ..match import Event
 from ..match.events import Decided
@@ -64,13 +65,23 @@ async def on_ratings(ctx: Context, client: Client, msg: p.RatingsRequest) -> Non
 
 @routes.handles(p.RatingBoardRequest)
 async def on_rating_board(ctx: Context, client: Client, msg: p.RatingBoardRequest) -> None:
-    places, total = await ctx.store.rating_board(msg.variant, msg.start, msg.limit)
+    if msg.after is not None and msg.start:
+        raise Refused(ErrorCode.BAD_MESSAGE, "a page starts at start or after a next, not both")
+    after = None if msg.after is None else ratings.parse_board_cursor(msg.after)
+    page = await ctx.store.rating_board(msg.variant, msg.start, msg.limit, after)
     you = None
     if client.player is not None:
         you = await _place_of(ctx.store, msg.variant, client.player.id, client.player.name)
+    # the ranks before the page: a page past the end (by cursor) is past every rank
+    start = page.places[0].rank - 1 if page.places else (msg.start if after is None else page.total)
     client.send(
         p.RatingBoard(
-            variant=msg.variant, start=msg.start, entries=[_entry(e) for e in places], total=total, you=you
+            variant=msg.variant,
+            start=start,
+            entries=[_entry(e) for e in page.places],
+            total=page.total,
+            you=you,
+            next=None if page.next is None else ratings.board_cursor(*page.next),
         )
     )
 

@@ -109,6 +109,20 @@ class BoardPlace:
     rating: PlayerRating
 
 
+#: A place on a board of the best, as its order has it: (mu, player), best first, ties by player
+#: descending. A page ``after`` one starts just past it, wherever that player is now.
+BoardKey = tuple[float, str]
+
+
+@dataclass(frozen=True)
+class BoardPage:
+    """A page of a board of the best: its lines, the board's size, and where the next page starts (None: the end)."""
+
+    places: list[BoardPlace]
+    total: int
+    next: BoardKey | None
+
+
 class Store(Protocol):
     async def ping(self) -> bool:
         """Whether the store answers right now (for /healthz)."""
@@ -217,11 +231,15 @@ class Store(Protocol):
     async def rating_change(self, variant: str, match: str) -> Rated | None:
         """What a rated race changed (None: not applied, or not rated)."""
 
-    async def rating_board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
-        """Ranks ``start + 1`` to ``start + limit`` of the variant's board (past the provisional races), and its size."""
+    async def rating_board(
+        self, variant: str, start: int, limit: int, after: BoardKey | None = None
+    ) -> BoardPage:
+        """Up to ``limit`` lines of the variant's board (past the provisional races): those just past
+        ``after`` if given (a cursor: no line twice, none skipped, however the board changed meanwhile
+        but for the players whose rating did), else ranks ``start + 1`` on. Neither grows with the depth."""
 
     async def rating_rank(self, variant: str, player: str) -> int | None:
-        """The player's rank on the variant's board, if they are on it."""
+        """The player's rank on the variant's board, if they are on it: not a count of the players ahead."""
 
     async def rating_log(self, variant: str) -> list[str]:
         """Every rated race of the variant, in the order it was applied."""

@@ -91,7 +91,7 @@ from ..protocol import PLAYER_ID_PATTERN, LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
 from ..redis_link import UNANSWERED, Client, connect, hash_tag
 from ..stats import Totals, fold
-from . import BoardPlace, BoardRow, DailyBoard, PlayerRecord, QueueEntry, board_rows
+from . import BoardKey, BoardPage, BoardRow, DailyBoard, PlayerRecord, QueueEntry, board_rows
 from .redis_ratings import SharedData
 
 log = logging.getLogger(__name__)
@@ -625,8 +625,10 @@ class RedisStore:
     async def rating_change(self, variant: str, match: str) -> Rated | None:
         return await self._shared.change(variant, match)
 
-    async def rating_board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
-        return await self._shared.board(variant, start, limit)
+    async def rating_board(
+        self, variant: str, start: int, limit: int, after: BoardKey | None = None
+    ) -> BoardPage:
+        return await self._shared.board(variant, start, limit, after)
 
     async def rating_rank(self, variant: str, player: str) -> int | None:
         return await self._shared.rank(variant, player)

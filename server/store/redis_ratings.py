@@ -37,7 +37,7 @@ from ..errors import StoreUnavailable
 from ..protocol import LiveRace, Rated, Result, VariantName, now_ms
 from ..ratings import PlayerRating, RatingPoint
 from ..redis_link import Client
-from . import BoardPlace, QueueEntry
+from . import BoardKey, BoardPage, BoardPlace, QueueEntry
 from .waiting import kept_place
 
 RATE_ATTEMPTS = 16  # a racer's rating changed by another race meanwhile: compute again
@@ -65,6 +65,28 @@ end
 redis.call('ZADD', KEYS[2], redis.call('ZCARD', KEYS[2]) + 1, ARGV[1])
 redis.call('HSET', KEYS[6], ARGV[1], ARGV[12])
 return 1
+"""
+
+#: A page of a board just past a place (a cursor). KEYS board; ARGV the place's mu (as the
+#: server wrote it) and player, and how many lines. The board's order is score descending, then
+#: member descending (bytes, as Redis orders equal scores); the place's rank is found by ZCOUNT
+#: and, among the members of exactly its score, by bisection: O(log N) whatever the depth.
+#: Returns the rank (0-based) of the first line, then the lines as ZREVRANGE WITHSCORES gives them.
+AFTER = """
+local function below(a, b)  -- a < b byte by byte (Lua's own compares by the locale)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local lo = redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[1], '+inf')
+local hi = redis.call('ZCOUNT', KEYS[1], ARGV[1], '+inf')
+while lo < hi do
+  local mid = math.floor((lo + hi) / 2)
+  if below(redis.call('ZREVRANGE', KEYS[1], mid, mid)[1], ARGV[2]) then hi = mid else lo = mid + 1 end
+end
+return {lo, redis.call('ZREVRANGE', KEYS[1], lo, lo + tonumber(ARGV[3]) - 1, 'WITHSCORES')}
 """
 
 #: Compare and swap queue places. KEYS places, order, then the paired keys of a claim. ARGV the
@@ -158,6 +180,7 @@ class SharedData:
         self._window = client.register_script(WINDOW)
         self._lease = client.register_script(LEASE)
         self._list = client.register_script(LIST)
+        self._after = client.register_script(AFTER)
 
     # ------------------------------------------------------------------ ratings
 
@@ -204,24 +227,37 @@ class SharedData:
         raw = await s.call(s.client.hget(rating_key(variant, "changes"), match))
         return None if raw is None else Rated.model_validate_json(raw)
 
-    async def board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
+    async def board(self, variant: str, start: int, limit: int, after: BoardKey | None) -> BoardPage:
+        """A sorted set's rank is a walk of its skip list: a page at any depth, or past any place, is
+        O(log N) to find. The next page's place is the last line's score in the set, not its rating
+        read after (which a race may have moved meanwhile)."""
         s, key = self._store, rating_key(variant, "board")
-        players = [m.decode() for m in await s.call(s.client.zrevrange(key, start, start + limit - 1))]
+        if after is None:
+            first = start
+            found = await s.call(s.client.zrevrange(key, start, start + limit, withscores=True))
+        else:
+            first, flat = await s.call(s.script(self._after, [key], [repr(after[0]), after[1], limit + 1]))
+            found = [(flat[i], float(flat[i + 1])) for i in range(0, len(flat), 2)]
+        lines = [(m.decode(), float(score)) for m, score in found]
         total = int(await s.call(s.client.zcard(key)))
-        if not players:
-            return [], total
+        last = lines[limit - 1] if len(lines) > limit else None
+        lines = lines[:limit]
+        if not lines:
+            return BoardPage([], total, None)
+        players = [pl for pl, _ in lines]
         found = await s.call(s.client.hmget(rating_key(variant, "players"), players))
         async with s.client.pipeline(transaction=False) as pipe:
             for pl in players:
                 pipe.hget(f"grip:player:{pl}", "name")
             names = await s.call(pipe.execute())
-        return [
+        places = [
             BoardPlace(
-                start + i + 1, pl, name.decode() if name else "Player", PlayerRating.model_validate_json(r)
+                first + i + 1, pl, name.decode() if name else "Player", PlayerRating.model_validate_json(r)
             )
             for i, (pl, r, name) in enumerate(zip(players, found, names, strict=True))
             if r is not None
-        ], total
+        ]
+        return BoardPage(places, total, None if last is None else (last[1], last[0]))
 
     async def rank(self, variant: str, player: str) -> int | None:
         s = self._store

@@ -41,7 +41,17 @@ from ..match.events import CountdownStarted, Decided, Event, Moved, Opened, deco
 from ..protocol import LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
-from . import BoardPlace, BoardRow, DailyBoard, PlayerRecord, QueueEntry, board_rows
+from . import (
+    BoardKey,
+    BoardPage,
+    BoardPlace,
+    BoardRow,
+    DailyBoard,
+    PlayerRecord,
+    QueueEntry,
+    board_rows,
+    rank_tree,
+)
 from .waiting import MemoryQueue
 
 log = logging.getLogger(__name__)
@@ -101,6 +111,9 @@ CREATE TABLE IF NOT EXISTS daily_counts (
     day TEXT NOT NULL, score INTEGER NOT NULL, players INTEGER NOT NULL, PRIMARY KEY (day, score)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS board_sizes (variant TEXT PRIMARY KEY, players INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS board_tree (
+    variant TEXT NOT NULL, node INTEGER NOT NULL, players INTEGER NOT NULL, PRIMARY KEY (variant, node)
+) WITHOUT ROWID;
 """
 )
 
@@ -231,6 +244,20 @@ def _own_only(path: str) -> None:
             os.chmod(name, 0o600)
 
 
+def _fill_board_tree(db: sqlite3.Connection) -> None:
+    """Every board's order statistic from its ratings: a data file from before it was kept."""
+    variants = [str(v) for (v,) in db.execute("SELECT DISTINCT variant FROM ratings WHERE on_board = 1")]
+    for variant in variants:
+        mus = (
+            mu
+            for (mu,) in db.execute("SELECT mu FROM ratings WHERE variant = ? AND on_board = 1", (variant,))
+        )
+        db.executemany(
+            "INSERT INTO board_tree (variant, node, players) VALUES (?, ?, ?)",
+            [(variant, node, n) for node, n in rank_tree.build(mus).items()],
+        )
+
+
 def _fill_totals(db: sqlite3.Connection) -> None:
     """Every player's totals from their results: a data file from before the totals were kept."""
     rows = db.execute(
@@ -275,6 +302,8 @@ class SqliteStore:
                 self._db.execute(fill)
         if "player_totals" not in tables:
             _fill_totals(self._db)
+        if "board_tree" not in tables:
+            _fill_board_tree(self._db)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
         self._queue = MemoryQueue()
         self._checkpointer: _Checkpointer | None = None
@@ -449,6 +478,13 @@ class SqliteStore:
                 " ON CONFLICT (variant) DO UPDATE SET players = players + excluded.players",
                 (variant, joined),
             )
+        moves = [(before[p].mu, -1) for p in after if p in before and not before[p].provisional]
+        moves += [(rating.mu, 1) for rating in after.values() if not rating.provisional]
+        db.executemany(
+            "INSERT INTO board_tree (variant, node, players) VALUES (?, ?, ?)"
+            " ON CONFLICT (variant, node) DO UPDATE SET players = players + excluded.players",
+            [(variant, node, d) for node, d in rank_tree.changes(moves).items()],
+        )
         for player, rating in after.items():
             db.execute(
                 "INSERT OR REPLACE INTO ratings (variant, player, body, mu, on_board) VALUES (?, ?, ?, ?, ?)",
@@ -651,42 +687,71 @@ class SqliteStore:
         ).fetchone()
         return None if row is None else Rated.model_validate_json(row[0])
 
-    async def rating_board(self, variant: str, start: int, limit: int) -> tuple[list[BoardPlace], int]:
-        """The page walks the board's index (``on_board = 1``, in its order) and reads only its own rows;
-        the size is kept in ``board_sizes``. Asking ``on_board`` as a truth value rather than ``= 1``
-        had SQLite read and sort the variant's every rating for each page. A page past the board's end
-        reads nothing: its ``OFFSET`` walked the whole index (7 ms at 100,000 players) to find no row."""
+    async def rating_board(
+        self, variant: str, start: int, limit: int, after: BoardKey | None = None
+    ) -> BoardPage:
+        """No read walks the board to the page (``rank_tree``): a page ``after`` a place starts from it in
+        the board's index (``on_board = 1``, in its order); a page at an offset finds its slot in the
+        tree and walks only that slot's players before its first row; the first row's rank is the tree's.
+        The size is kept in ``board_sizes``. Asking ``on_board`` as a truth value rather than ``= 1``
+        had SQLite read and sort the variant's every rating for each page."""
         size = self._db.execute("SELECT players FROM board_sizes WHERE variant = ?", (variant,)).fetchone()
-        players = 0 if size is None else int(size[0])
-        if start >= players:
-            return [], players
+        total = 0 if size is None else int(size[0])
+        page = "SELECT player, mu FROM ratings WHERE variant = ?1 AND on_board = 1"
+        if after is not None:
+            args: tuple[object, ...] = (variant, limit + 1, *after)
+            page += " AND (mu, player) < (?3, ?4) ORDER BY mu DESC, player DESC LIMIT ?2"
+        elif start >= total:
+            return BoardPage([], total, None)
+        else:
+            s, before = rank_tree.descend(start, lambda node: self._tree_node(variant, node))
+            _, hi = rank_tree.bounds(s)
+            args = (variant, limit + 1, start - before, hi)
+            page += " AND mu < coalesce(?4, 9e999) ORDER BY mu DESC, player DESC LIMIT ?2 OFFSET ?3"
         rows = self._db.execute(
-            "SELECT r.player, coalesce(p.name, 'Player'), r.body FROM"
-            " (SELECT player, mu FROM ratings WHERE variant = ? AND on_board = 1"
-            "  ORDER BY mu DESC, player DESC LIMIT ? OFFSET ?) AS b"
-            " JOIN ratings r ON r.variant = ? AND r.player = b.player"
+            "SELECT r.player, coalesce(p.name, 'Player'), r.body, b.mu FROM"
+            f" ({page}) AS b JOIN ratings r ON r.variant = ?1 AND r.player = b.player"
             " LEFT JOIN players p ON p.id = r.player ORDER BY b.mu DESC, b.player DESC",
-            (variant, limit, start, variant),
+            args,
         ).fetchall()
+        if not rows:
+            return BoardPage([], total, None)
+        first = start + 1 if after is None else self._ahead(variant, rows[0][3], rows[0][0]) + 1
         places = [
-            BoardPlace(start + i + 1, player, name, PlayerRating.model_validate_json(body))
-            for i, (player, name, body) in enumerate(rows)
+            BoardPlace(first + i, player, name, PlayerRating.model_validate_json(body))
+            for i, (player, name, body, _) in enumerate(rows[:limit])
         ]
-        return places, players
+        last = rows[limit - 1] if len(rows) > limit else None
+        return BoardPage(places, total, None if last is None else (last[3], last[0]))
+
+    def _tree_node(self, variant: str, node: int) -> int:
+        row = self._db.execute(
+            "SELECT players FROM board_tree WHERE variant = ? AND node = ?", (variant, node)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _ahead(self, variant: str, mu: float, player: str) -> int:
+        """The players ahead of (mu, player) on the board: the tree's count of those in better slots,
+        and a count of those of its own slot ahead of it (a quarter of a rating point's players)."""
+        nodes = rank_tree.ahead_nodes(mu)
+        (better,) = self._db.execute(
+            "SELECT coalesce(sum(players), 0) FROM board_tree WHERE variant = ?"
+            f" AND node IN ({','.join('?' * len(nodes))})",
+            (variant, *nodes),
+        ).fetchone()
+        _, hi = rank_tree.bounds(rank_tree.slot(mu))
+        (near,) = self._db.execute(
+            "SELECT count(*) FROM ratings WHERE variant = ? AND on_board = 1 AND (mu, player) > (?, ?)"
+            " AND mu < coalesce(?, 9e999)",
+            (variant, mu, player, hi),
+        ).fetchone()
+        return int(better) + int(near)
 
     async def rating_rank(self, variant: str, player: str) -> int | None:
-        """Counts the index entries ahead of the player's: the players ahead, no others."""
         row = self._db.execute(
             "SELECT mu FROM ratings WHERE variant = ? AND player = ? AND on_board = 1", (variant, player)
         ).fetchone()
-        if row is None:
-            return None
-        (ahead,) = self._db.execute(
-            "SELECT (SELECT count(*) FROM ratings WHERE variant = ?1 AND on_board = 1 AND mu > ?2)"
-            " + (SELECT count(*) FROM ratings WHERE variant = ?1 AND on_board = 1 AND mu = ?2 AND player > ?3)",
-            (variant, row[0], player),
-        ).fetchone()
-        return int(ahead) + 1
+        return None if row is None else self._ahead(variant, row[0], player) + 1
 
     async def rating_log(self, variant: str) -> list[str]:
         rows = self._db.execute("SELECT match FROM rating_log WHERE variant = ? ORDER BY seq", (variant,))
