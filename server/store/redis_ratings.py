@@ -71,7 +71,8 @@ return 1
 #: server wrote it) and player, and how many lines. The board's order is score descending, then
 #: member descending (bytes, as Redis orders equal scores); the place's rank is found by ZCOUNT
 #: and, among the members of exactly its score, by bisection: O(log N) whatever the depth.
-#: Returns the rank (0-based) of the first line, then the lines as ZREVRANGE WITHSCORES gives them.
+#: Returns the rank (0-based) of the first line, the lines as ZREVRANGE WITHSCORES gives them,
+#: and the board's size.
 AFTER = """
 local function below(a, b)  -- a < b byte by byte (Lua's own compares by the locale)
   for i = 1, math.min(#a, #b) do
@@ -86,7 +87,8 @@ while lo < hi do
   local mid = math.floor((lo + hi) / 2)
   if below(redis.call('ZREVRANGE', KEYS[1], mid, mid)[1], ARGV[2]) then hi = mid else lo = mid + 1 end
 end
-return {lo, redis.call('ZREVRANGE', KEYS[1], lo, lo + tonumber(ARGV[3]) - 1, 'WITHSCORES')}
+local lines = redis.call('ZREVRANGE', KEYS[1], lo, lo + tonumber(ARGV[3]) - 1, 'WITHSCORES')
+return {lo, lines, redis.call('ZCARD', KEYS[1])}
 """
 
 #: Compare and swap queue places. KEYS places, order, then the paired keys of a claim. ARGV the
@@ -234,12 +236,15 @@ class SharedData:
         s, key = self._store, rating_key(variant, "board")
         if after is None:
             first = start
-            found = await s.call(s.client.zrevrange(key, start, start + limit, withscores=True))
+            async with s.client.pipeline(transaction=False) as pipe:
+                pipe.zrevrange(key, start, start + limit, withscores=True)
+                pipe.zcard(key)
+                found, total = await s.call(pipe.execute())
         else:
-            first, flat = await s.call(s.script(self._after, [key], [repr(after[0]), after[1], limit + 1]))
-            found = [(flat[i], float(flat[i + 1])) for i in range(0, len(flat), 2)]
+            args = [repr(after[0]), after[1], limit + 1]
+            first, flat, total = await s.call(s.script(self._after, [key], args))
+            found = [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
         lines = [(m.decode(), float(score)) for m, score in found]
-        total = int(await s.call(s.client.zcard(key)))
         last = lines[limit - 1] if len(lines) > limit else None
         lines = lines[:limit]
         if not lines:

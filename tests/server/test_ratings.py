@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 
 import pytest
 from race import MakeAppT, client, kick
 from ratingkit import player, rated_result, replayed, start_friendly, store_result
+from wsclient import Msg, WsClient
 
 from server import protocol as p
 from server import ratings
@@ -134,3 +136,101 @@ async def test_a_race_abandoned_before_any_move_is_not_rated(app: App) -> None:
     await ann.request({"type": "finish"}, "result")
     assert await app.store.ratings(ann_id["player"]) == {}
     assert await app.store.rating_log("classic") == []
+
+
+async def on_board(app: App, name: str, wins: int, order: int = 0) -> None:
+    """Take ``name`` past the provisional races: ``wins`` of them won, against newcomers who stay off the board."""
+    for j in range(ratings.PROVISIONAL_GAMES):
+        won = (j + order) % ratings.PROVISIONAL_GAMES < wins
+        other = f"{name}-vs{j}"
+        await store_result(app.store, rated_result(*((name, other) if won else (other, name)), at=3000 + j))
+
+
+async def walk(c: WsClient, limit: int, between: Callable[[], Awaitable[None]] | None = None) -> list[Msg]:
+    """Every line of the classic board, a page at a time by cursor (``between`` runs between two pages)."""
+    lines: list[Msg] = []
+    page = await c.request({"type": "rating_board", "limit": limit}, "rating_board")
+    while True:
+        lines += page["entries"]
+        assert len(page["entries"]) <= limit
+        if page["next"] is None:
+            return lines
+        assert len(page["entries"]) == limit
+        if between is not None:
+            await between()
+        page = await c.request(
+            {"type": "rating_board", "after": page["next"], "limit": limit}, "rating_board"
+        )
+
+
+async def test_paging_by_cursor_gives_every_player_once_in_the_board_order(app: App) -> None:
+    for i in range(17):  # many alike: the same wins in the same order give the same rating
+        await on_board(app, f"p{i:02}", wins=i % 4, order=i % 2)
+    c = await client(app)
+    by_offset = []
+    for start in range(0, 17, 5):
+        by_offset += (await c.request({"type": "rating_board", "start": start, "limit": 5}, "rating_board"))[
+            "entries"
+        ]
+    for limit in (1, 3, 5, 17, 100):
+        lines = await walk(c, limit)
+        assert lines == by_offset, limit
+    assert [line["rank"] for line in lines] == list(range(1, 18))
+    assert len({line["player"] for line in lines}) == 17
+    # the board's order: rating down, equal ratings by id down (the ids' order)
+    stored = {pl: (await app.store.ratings(pl))["classic"].mu for pl in (line["player"] for line in lines)}
+    keys = [(stored[line["player"]], line["player"]) for line in lines]
+    assert keys == sorted(keys, reverse=True) and len(set(stored.values())) < 17
+    last = await c.request({"type": "rating_board", "start": 16, "limit": 5}, "rating_board")
+    assert last["next"] is None and [e["rank"] for e in last["entries"]] == [17]
+
+
+async def test_players_coming_and_moving_between_pages_never_repeat_or_skip_one_who_stayed(app: App) -> None:
+    for i in range(20):
+        await on_board(app, f"p{i:02}", wins=i % 6, order=i % 3)
+    rng = random.Random(5)
+    moved: set[str] = set()
+    newcomers = iter(range(1000))
+
+    async def meanwhile() -> None:
+        for _ in range(2):  # newcomers on the board, above and below the cursor
+            await on_board(app, f"n{next(newcomers):03}", wins=rng.randrange(6), order=rng.randrange(5))
+        mover = f"p{rng.randrange(20):02}"  # and a player whose rating changes
+        moved.add(mover)
+        winner, loser = (mover, "stranger") if rng.random() < 0.5 else ("stranger", mover)
+        await store_result(app.store, rated_result(winner, loser, at=9000))
+
+    c = await client(app)
+    lines = await walk(c, 3, meanwhile)
+    seen = [line["player"] for line in lines]
+    stayed = {f"p{i:02}" for i in range(20)} - moved
+    assert moved and all(seen.count(pl) == 1 for pl in stayed), (moved, seen)
+    assert len(set(seen)) == len(seen) - sum(seen.count(pl) - 1 for pl in moved)
+    ratings_seen = [line["rating"] for line in lines if line["player"] in stayed]
+    assert ratings_seen == sorted(ratings_seen, reverse=True)
+
+
+async def test_a_cursor_the_server_did_not_write_is_refused_with_bad_message(app: App) -> None:
+    for i in range(3):
+        await on_board(app, f"p{i}", wins=i)
+    c = await client(app)
+    page = await c.request({"type": "rating_board", "limit": 1}, "rating_board")
+    for bad in (
+        "garbage",
+        "nan:p1",
+        "inf:p1",
+        "1e999:p1",
+        "1.5:",
+        ":p1",
+        "1..5:p1",
+        "1.5:p 1",
+        "1" * 200,
+        17,
+    ):
+        refused = await c.request({"type": "rating_board", "after": bad}, "error")
+        assert refused["code"] == "bad_message", bad
+    both = await c.request({"type": "rating_board", "after": page["next"], "start": 1}, "error")
+    assert both["code"] == "bad_message"
+    # and the connection goes on: the cursor it was given still works
+    after = await c.request({"type": "rating_board", "after": page["next"], "limit": 5}, "rating_board")
+    assert [e["rank"] for e in after["entries"]] == [2, 3] and after["start"] == 1 and after["next"] is None

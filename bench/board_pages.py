@@ -1,0 +1,185 @@
+"""The board of the best at 100,000 players: a page at the top and deep down, by offset and by cursor, and ranks.
+
+    .venv/bin/python bench/board_pages.py --players 100000 --repeat 50
+
+Both stores, in process, through the ``Store`` calls the ``rating_board`` and
+``ratings`` handlers make: the embedded SQLite store (a data file in a
+temporary directory) and Redis (our own throwaway ``redis-server`` on a free
+port, no persistence; nothing touches 127.0.0.1:6379). The board is filled
+directly (ratings of ``--players`` players past their provisional races,
+normally spread around 1,500), then each request runs ``--repeat`` times;
+printed: its median and worst time in ms.
+
+A store from before cursors (an older checkout: ``PYTHONPATH=that/checkout``)
+is measured too, without the cursor's line: docs/benchmarks.md has both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import random
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from server.ratings import PlayerRating
+from server.store import Store
+from server.store.redis import RedisStore
+from server.store.redis_ratings import rating_key
+from server.store.sqlite import SqliteStore
+
+VARIANT = "classic"
+PAGE = 20
+
+
+def boards(players: int) -> list[tuple[str, PlayerRating]]:
+    rnd = random.Random(players)
+    return [(f"p{i:06}", PlayerRating(mu=rnd.gauss(1500, 200), sigma=90.0, games=20)) for i in range(players)]
+
+
+def fill_sqlite(path: str, rows: list[tuple[str, PlayerRating]]) -> None:
+    """The board's rows, and the store's kept counts dropped: the store makes them from the rows at open."""
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO ratings VALUES (?, ?, ?, ?, 1)",
+            [(VARIANT, pl, r.model_dump_json(), r.mu) for pl, r in rows],
+        )
+        db.executemany("INSERT INTO players VALUES (?, 'h', ?, 0)", [(pl, f"Player {pl}") for pl, _ in rows])
+        db.execute("DROP TABLE IF EXISTS board_sizes")
+        db.execute("DROP TABLE IF EXISTS board_tree")
+
+
+async def fill_redis(store: RedisStore, rows: list[tuple[str, PlayerRating]]) -> None:
+    client = store.client
+    for chunk in range(0, len(rows), 5000):
+        async with client.pipeline(transaction=False) as pipe:
+            for pl, r in rows[chunk : chunk + 5000]:
+                pipe.hset(rating_key(VARIANT, "players"), pl, r.model_dump_json())
+                pipe.zadd(rating_key(VARIANT, "board"), {pl: repr(r.mu)})
+                pipe.hset(f"grip:player:{pl}", "name", f"Player {pl}")
+            await pipe.execute()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def start_redis(tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
+    exe = shutil.which("redis-server")
+    if exe is None:
+        raise SystemExit("redis-server is not installed (apt-get install redis-server)")
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            exe,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), 0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("redis-server did not start")
+
+
+def places_of(page: Any) -> list[Any]:
+    """A page's lines: a ``BoardPage`` now, ``(places, total)`` before cursors."""
+    return list(page.places if hasattr(page, "places") else page[0])
+
+
+async def timed(ask: Callable[[], Awaitable[object]], repeat: int) -> tuple[float, float]:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        await ask()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times), max(times)
+
+
+async def measure(name: str, store: Store, players: int, repeat: int) -> None:
+    deep = players - PAGE
+    last = places_of(await store.rating_board(VARIANT, deep - 1, 1))[0]
+    middle = places_of(await store.rating_board(VARIANT, players // 2, 1))[0]
+    asks: dict[str, Callable[[], Awaitable[object]]] = {
+        "page from rank 1": lambda: store.rating_board(VARIANT, 0, PAGE),
+        f"page from rank {players // 10 + 1:,}": lambda: store.rating_board(VARIANT, players // 10, PAGE),
+        f"page from rank {deep + 1:,} (offset)": lambda: store.rating_board(VARIANT, deep, PAGE),
+    }
+    if "after" in inspect.signature(store.rating_board).parameters:
+        key = (last.rating.mu, last.player)
+        asks[f"page from rank {deep + 1:,} (cursor)"] = lambda: store.rating_board(VARIANT, 0, PAGE, key)
+    asks[f"rank {middle.rank:,}"] = lambda: store.rating_rank(VARIANT, middle.player)
+    asks[f"rank {last.rank:,}"] = lambda: store.rating_rank(VARIANT, last.player)
+    for label, ask in asks.items():
+        median, worst = await timed(ask, repeat)
+        print(f"| {name} | {label} | {median:.2f} | {worst:.2f} |", flush=True)
+
+
+async def run(players: int, repeat: int) -> None:
+    rows = boards(players)
+    print(f"{players:,} players on the board, {repeat} requests each; ms\n")
+    print("| store | request | median | worst |\n|---|---|---:|---:|")
+    with tempfile.TemporaryDirectory(prefix="board-bench-") as tmp:
+        path = str(Path(tmp) / "grip.db")
+        await SqliteStore(path).close()
+        fill_sqlite(path, rows)
+        t0 = time.perf_counter()
+        sqlite = SqliteStore(path)
+        opened = (time.perf_counter() - t0) * 1000
+        try:
+            await measure("SQLite", sqlite, players, repeat)
+        finally:
+            await sqlite.close()
+        proc, port = start_redis(Path(tmp))
+        try:
+            redis = await RedisStore.connect(f"redis://127.0.0.1:{port}/0")
+            await fill_redis(redis, rows)
+            await measure("Redis", redis, players, repeat)
+            await redis.close()
+        finally:
+            proc.terminate()
+            proc.wait()
+    print(f"\n(opening the SQLite file, its kept counts made from {players:,} ratings: {opened:.0f} ms)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--players", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=50)
+    args = ap.parse_args(argv)
+    asyncio.run(run(args.players, args.repeat))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
