@@ -9,6 +9,7 @@ violations (``securitypolicyviolation`` events).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -48,10 +49,9 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``python -m server --port 0`` in a subprocess; its URL from the line it prints."""
-    data = tmp_path_factory.mktemp("webdata")
+@contextlib.contextmanager
+def serving(data: Path) -> Iterator[str]:
+    """``python -m server --port 0 --data DATA`` in a subprocess; its URL from the line it prints."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "--port", "0", "--data", str(data), "--log", "WARNING"],
         cwd=ROOT,
@@ -78,12 +78,21 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not seen.wait(20) or not found:
         proc.kill()
         raise RuntimeError("server did not start:\n" + "".join(found_lines))
-    yield found[0]
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield found[0]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The server every browser test shares, on a data directory of its own."""
+    with serving(tmp_path_factory.mktemp("webdata")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

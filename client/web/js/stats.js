@@ -103,11 +103,16 @@ function variantSection(v) {
 export function statsScreen(app, ctx, player = null) {
   const { net, errorText, toast } = ctx;
   const limit = Math.max(1, Math.min(100, Number(new URLSearchParams(location.search).get("limit")) || 20));
-  const st = { stats: null, games: [], next: null, historyLoaded: false, olderPending: false, fatal: null, ratings: null, board: null, boardVariant: "classic", boardStart: 0 };
+  const st = { stats: null, games: [], next: null, historyLoaded: false, olderPending: false, fatal: null, ratings: null, board: null, boardVariant: "classic", boardAfter: null, boardBack: [], boardPending: false };
   const who = player ? { player } : {};
 
+  // The board pages by cursor: each page's `next` is where the following one goes on from, so a page
+  // never repeats or skips a player who kept their rating while others came or moved. `boardBack`
+  // holds the cursors of the pages before (null: the first), for "previous".
   function askBoard() {
-    net.send({ type: "rating_board", variant: st.boardVariant, start: st.boardStart, limit: BOARD_PAGE });
+    const where = st.boardAfter ? { after: st.boardAfter } : {};
+    st.boardPending = true; // the page's buttons wait for it: a second click would turn from the page still shown
+    net.send({ type: "rating_board", variant: st.boardVariant, ...where, limit: BOARD_PAGE });
   }
 
   function ask() {
@@ -160,7 +165,8 @@ export function statsScreen(app, ctx, player = null) {
     pick.value = st.boardVariant;
     pick.addEventListener("change", () => {
       st.boardVariant = pick.value;
-      st.boardStart = 0;
+      st.boardAfter = null;
+      st.boardBack = [];
       askBoard();
     });
     const parts = [el("h2", { i18n: "board_title" }), el("p", { class: "note", i18n: "board_lead", args: { n: PROVISIONAL_GAMES } }), el("p", {}, pick)];
@@ -185,18 +191,24 @@ export function statsScreen(app, ctx, player = null) {
       );
     }
     if (b && b.you) parts.push(el("p", { id: "board-you", i18n: "board_you", args: { rank: b.you.rank } }));
-    const turn = (id, key, start, enabled) =>
-      el("button", { class: "btn small", type: "button", id, i18n: key, disabled: !enabled, onclick: () => {
-        st.boardStart = start;
+    const turn = (id, key, enabled, go) =>
+      el("button", { class: "btn small", type: "button", id, i18n: key, disabled: !enabled || st.boardPending, onclick: () => {
+        go();
         askBoard();
+        draw();
       } });
-    if (b && b.total > BOARD_PAGE) {
+    if (b && (b.next || st.boardBack.length)) {
       parts.push(
         el(
           "p",
           { class: "row" },
-          turn("board-prev", "prev", Math.max(0, b.start - BOARD_PAGE), b.start > 0),
-          turn("board-next", "next", b.start + BOARD_PAGE, b.start + BOARD_PAGE < b.total),
+          turn("board-prev", "prev", st.boardBack.length > 0, () => {
+            st.boardAfter = st.boardBack.pop();
+          }),
+          turn("board-next", "next", Boolean(b.next), () => {
+            st.boardBack.push(st.boardAfter);
+            st.boardAfter = b.next;
+          }),
         ),
       );
     }
@@ -347,7 +359,10 @@ export function statsScreen(app, ctx, player = null) {
           draw();
           return true;
         case "rating_board":
-          if (msg.variant === st.boardVariant) st.board = msg;
+          if (msg.variant === st.boardVariant) {
+            st.board = msg;
+            st.boardPending = false;
+          }
           draw();
           return true;
         case "history":
@@ -364,6 +379,7 @@ export function statsScreen(app, ctx, player = null) {
             return true;
           }
           st.olderPending = false;
+          st.boardPending = false;
           toast(errorText(msg.code));
           draw();
           return true;
