@@ -5,6 +5,7 @@ python -m client watch LINK | [URL] CODE
 python -m client live [URL] [--closest]
 python -m client bot URL --join CODE [--strategy greedy|lookahead] [--speed MOVES_PER_S] [--rematches N]
 python -m client stats [URL] [--player ID]
+python -m client stats [URL] --board [VARIANT] [--after NEXT] [--limit N]
 
 URL is the server's address as it prints it (http:// or https:// is fine:
 the WebSocket is on the same port); match codes may be typed in lower case.
@@ -29,6 +30,7 @@ from server import protocol as p
 
 from . import identity
 from .api import DEFAULT_URL, ClientError, connect, match_code, page_url, race_link
+from .boards import board_page, format_board
 from .bots import run_bot
 from .terminal import describe, format_live, format_stats, run_terminal, terminal_restored
 
@@ -112,11 +114,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     server_url(stats)
     stats.add_argument("--player", help="another player's id")
     stats.add_argument("--games", type=int, default=10, help="how many of the last games to list")
+    stats.add_argument(
+        "--board",
+        nargs="?",
+        const="classic",
+        choices=get_args(p.VariantName),
+        help="a page of the variant's board of the best ratings instead (default classic)",
+    )
+    stats.add_argument("--after", help="the page past this one: the NEXT a page of --board printed")
+    stats.add_argument("--limit", type=int, default=20, help="players on a page of --board (1..100)")
     for parser in (play, stats):
         parser.add_argument(
             "--identity", type=Path, default=identity.DEFAULT_PATH, help="where your id is kept"
         )
     args = ap.parse_args(argv)
+    if args.command == "stats" and args.after is not None and args.board is None:
+        ap.error("--after pages the board: give --board too")
     if args.command == "watch":
         args.url, args.code = watch_target(ap, args.url, args.code)
     return args
@@ -139,6 +152,13 @@ def watch_target(ap: argparse.ArgumentParser, first: str, code: str | None) -> t
 
 async def stats_main(args: argparse.Namespace) -> int:
     client = await connect(args.url, identity_file=args.identity)
+    if args.board is not None:
+        try:
+            board = await board_page(client, args.board, args.after, args.limit)
+        finally:
+            await client.close()
+        print(format_board(board, page_url(args.url)))
+        return 0
     try:
         figures = await client.stats(args.player)
         ratings = await client.ratings(args.player)

@@ -9,8 +9,9 @@ import redis.asyncio
 from server import protocol as p
 from server.match import Event, Match
 from server.match.events import Decided, Moved, Numbers
+from server.ratings import PlayerRating
 from server.store import Store
-from server.store.sqlite import SqliteStore
+from server.store.sqlite import SCHEMA, SqliteStore
 
 NUMBERS = Numbers(leftover=72, on_grid=24, complete=0, moves=1)
 
@@ -101,3 +102,20 @@ async def lose_latest_moves(redis_url: str, match: str, seat: int, n: int) -> No
                 await client.xadd(key, fields, id=entry_id)
     finally:
         await client.aclose()
+
+
+def filled_board(path: str, players: int) -> list[str]:
+    """A data file at ``path`` whose classic board holds ``players`` named ``Racer pNN`` (in pairs of equal
+    ratings), as one from before the board's counts were kept: the store makes them when it opens it.
+    The ids, best first (equal ratings by id, the greater first)."""
+    rows = [(f"p{i:02}", PlayerRating(mu=2000.0 - 10 * (i // 2), games=6)) for i in range(players)]
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA)
+        db.executemany(
+            "INSERT INTO ratings VALUES ('classic', ?, ?, ?, 1)",
+            [(pl, r.model_dump_json(), r.mu) for pl, r in rows],
+        )
+        db.executemany("INSERT INTO players VALUES (?, 'h', ?, 0)", [(pl, f"Racer {pl}") for pl, _ in rows])
+        db.execute("DROP TABLE board_sizes")
+        db.execute("DROP TABLE board_tree")
+    return [pl for _, pl in sorted(((r.mu, pl) for pl, r in rows), reverse=True)]

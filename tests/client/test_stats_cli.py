@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from client.api import connect
 from server import protocol as p
+from tests.store_events import filled_board
 
 
 async def stats_of(url: str, identity_file: Path) -> str:
@@ -79,3 +82,55 @@ async def test_stats_show_the_ratings_the_web_page_shows(url: str, tmp_path: Pat
     assert (
         f"ratings:\n  classic: {classic.rating}? provisional; 1 rated race: 0 won, 1 lost, 0 drawn\n" in out
     )
+
+
+async def client_stats(url: str, *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "stats", url, *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, stdout.decode(), stderr.decode()
+
+
+async def test_stats_page_the_board_of_the_best_by_cursor(
+    start_app: Callable[..., Any], tmp_path: Path
+) -> None:
+    data = tmp_path / "grip.db"
+    best_first = filled_board(str(data), 45)
+    app = await start_app(store_url=f"sqlite:///{data}")
+    url = f"ws://127.0.0.1:{app.port}"
+    identity_file = str(tmp_path / "me.json")
+    shown: list[str] = []
+    command = ["--board", "--limit", "20", "--identity", identity_file]
+    for first, last in ((1, 20), (21, 40), (41, 45)):
+        code, out, err = await client_stats(url, *command)
+        assert code == 0, err
+        lines = out.splitlines()
+        assert lines[0] == f"classic board of the best: ranks {first}-{last} of 45"
+        shown += [line.rsplit("player ", 1)[1].rstrip(")") for line in lines[1 : 1 + last - first + 1]]
+        follow = [line for line in lines if line.startswith("next page: ")]
+        if last == 45:
+            assert follow == []
+            break
+        # the command printed is the one to run: its --after is the page's cursor
+        (line,) = follow
+        assert line.startswith(
+            f"next page: client stats {url.replace('ws://', 'http://')} --board classic --after "
+        )
+        command = [
+            "--board",
+            "classic",
+            "--after",
+            line.rsplit(" ", 1)[1],
+            "--limit",
+            "20",
+            "--identity",
+            identity_file,
+        ]
+    assert shown == best_first  # every player once, in the board's order
+    code, _, err = await client_stats(url, "--board", "--after", "1..5:p01", "--identity", identity_file)
+    assert code == 1 and "is not a page's next" in err, err
+    code, _, err = await client_stats(url, "--after", "1.5:p01", "--identity", identity_file)
+    assert code == 2 and "--board" in err

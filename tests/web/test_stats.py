@@ -3,17 +3,13 @@ race, the practice games apart, the head-to-head table, the paged history openin
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sqlite3
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
 
-from server.ratings import PlayerRating
-from server.store.sqlite import SqliteStore
+from tests.store_events import filled_board
 
 from .conftest import serving
 from .helpers import BOARD, create_race, finish, join, start, turn, turn_to_the_end
@@ -161,27 +157,8 @@ def test_stats_on_a_phone_show_the_whole_table_and_count_one_score_as_one(
     expect(table.locator("tbody tr").first).to_contain_text("Classic")  # the rules, under the date
 
 
-def fill_board(data: Path, players: int) -> list[str]:
-    """A data file whose classic board holds ``players`` (in pairs of equal ratings), as a data file
-    from before the board's counts were kept: the server makes them at start. The ids, best first."""
-    path = str(data / "grip.db")
-    with ThreadPoolExecutor(1) as aside:  # its tables made; not on Playwright's event loop
-        aside.submit(asyncio.run, SqliteStore(path).close()).result()
-    with sqlite3.connect(path) as db:
-        rows = [(f"p{i:02}", PlayerRating(mu=2000.0 - 10 * (i // 2), games=6)) for i in range(players)]
-        db.executemany(
-            "INSERT INTO ratings VALUES ('classic', ?, ?, ?, 1)",
-            [(pl, r.model_dump_json(), r.mu) for pl, r in rows],
-        )
-        db.executemany("INSERT INTO players VALUES (?, 'h', ?, 0)", [(pl, f"Racer {pl}") for pl, _ in rows])
-        db.execute("DROP TABLE board_sizes")
-        db.execute("DROP TABLE board_tree")
-    # equal ratings go by id, the greater first
-    return [pl for _, pl in sorted(((r.mu, pl) for pl, r in rows), reverse=True)]
-
-
 def test_the_board_of_the_best_pages_by_cursor(tmp_path: Path, pages: Any) -> None:
-    best_first = fill_board(tmp_path, 45)
+    best_first = filled_board(str(tmp_path / "grip.db"), 45)
     with serving(tmp_path) as url:
         page = pages.new()
         asked: list[dict[str, Any]] = []
