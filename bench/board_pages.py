@@ -56,7 +56,7 @@ def fill_sqlite(path: str, rows: list[tuple[str, PlayerRating]]) -> None:
         )
         db.executemany("INSERT INTO players VALUES (?, 'h', ?, 0)", [(pl, f"Player {pl}") for pl, _ in rows])
         db.execute("DROP TABLE IF EXISTS board_sizes")
-        db.execute("DROP TABLE IF EXISTS board_tree")
+        db.execute("DROP TABLE IF EXISTS rank_trees")
 
 
 async def fill_redis(store: RedisStore, rows: list[tuple[str, PlayerRating]]) -> None:

@@ -117,5 +117,5 @@ def filled_board(path: str, players: int) -> list[str]:
         )
         db.executemany("INSERT INTO players VALUES (?, 'h', ?, 0)", [(pl, f"Racer {pl}") for pl, _ in rows])
         db.execute("DROP TABLE board_sizes")
-        db.execute("DROP TABLE board_tree")
+        db.execute("DROP TABLE rank_trees")
     return [pl for _, pl in sorted(((r.mu, pl) for pl, r in rows), reverse=True)]

@@ -111,8 +111,8 @@ CREATE TABLE IF NOT EXISTS daily_counts (
     day TEXT NOT NULL, score INTEGER NOT NULL, players INTEGER NOT NULL, PRIMARY KEY (day, score)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS board_sizes (variant TEXT PRIMARY KEY, players INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS board_tree (
-    variant TEXT NOT NULL, node INTEGER NOT NULL, players INTEGER NOT NULL, PRIMARY KEY (variant, node)
+CREATE TABLE IF NOT EXISTS rank_trees (
+    tree TEXT NOT NULL, node INTEGER NOT NULL, players INTEGER NOT NULL, PRIMARY KEY (tree, node)
 ) WITHOUT ROWID;
 """
 )
@@ -244,17 +244,29 @@ def _own_only(path: str) -> None:
             os.chmod(name, 0o600)
 
 
-def _fill_board_tree(db: sqlite3.Connection) -> None:
-    """Every board's order statistic from its ratings: a data file from before it was kept."""
-    variants = [str(v) for (v,) in db.execute("SELECT DISTINCT variant FROM ratings WHERE on_board = 1")]
-    for variant in variants:
-        mus = (
-            mu
-            for (mu,) in db.execute("SELECT mu FROM ratings WHERE variant = ? AND on_board = 1", (variant,))
+def _rating_tree(variant: str) -> str:
+    """The ``rank_trees`` key of a variant's board of the best (``rank_tree.RATINGS``)."""
+    return f"rating {variant}"
+
+
+def _finish_tree(day: str, score: int) -> str:
+    """The ``rank_trees`` key of the times to finish of a day's score (``rank_tree.FINISH``)."""
+    return f"daily {day} {score}"
+
+
+def _fill_rank_trees(db: sqlite3.Connection) -> None:
+    """Every board's order statistic from its rows: a data file from before they were kept."""
+    trees: dict[tuple[str, rank_tree.Tree], list[int]] = {}
+    for variant, mu in db.execute("SELECT variant, mu FROM ratings WHERE on_board = 1"):
+        trees.setdefault((_rating_tree(variant), rank_tree.RATINGS), []).append(rank_tree.rating_position(mu))
+    for day, score, time_ms in db.execute("SELECT day, score, time_ms FROM daily_scores"):
+        trees.setdefault((_finish_tree(day, score), rank_tree.FINISH), []).append(
+            rank_tree.finish_position(time_ms)
         )
+    for (tree, shape), positions in trees.items():
         db.executemany(
-            "INSERT INTO board_tree (variant, node, players) VALUES (?, ?, ?)",
-            [(variant, node, n) for node, n in rank_tree.build(mus).items()],
+            "INSERT INTO rank_trees (tree, node, players) VALUES (?, ?, ?)",
+            [(tree, node, n) for node, n in shape.build(positions).items()],
         )
 
 
@@ -302,8 +314,8 @@ class SqliteStore:
                 self._db.execute(fill)
         if "player_totals" not in tables:
             _fill_totals(self._db)
-        if "board_tree" not in tables:
-            _fill_board_tree(self._db)
+        if "rank_trees" not in tables:
+            _fill_rank_trees(self._db)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
         self._queue = MemoryQueue()
         self._checkpointer: _Checkpointer | None = None
@@ -426,19 +438,48 @@ class SqliteStore:
                 for seat in e.result.seats:
                     if seat.player:
                         self._fold_in(seat.player, e.result)
-                rows = [
-                    (e.result.daily, r.player, r.name, r.score, r.time_ms, r.match)
-                    for r in board_rows(e.result)
-                ]
-                db.executemany(
-                    "INSERT INTO daily_scores (day, player, name, score, time_ms, match) VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-                db.executemany(
-                    "INSERT INTO daily_counts (day, score, players) VALUES (?, ?, 1)"
-                    " ON CONFLICT (day, score) DO UPDATE SET players = players + 1",
-                    [(day, score) for day, _, _, score, _, _ in rows],
-                )
+                self._score_daily(e.result)
+
+    def _score_daily(self, result: Result) -> None:
+        """A ranked daily game's line on its day's board: its row, its score's count, and its time to
+        finish in its score's tree (none for other results)."""
+        db = self._db
+        for r in board_rows(result):
+            assert result.daily is not None  # a board row is a ranked daily game's
+            db.execute(
+                "INSERT INTO daily_scores (day, player, name, score, time_ms, match) VALUES (?, ?, ?, ?, ?, ?)",
+                (result.daily, r.player, r.name, r.score, r.time_ms, r.match),
+            )
+            db.execute(
+                "INSERT INTO daily_counts (day, score, players) VALUES (?, ?, 1)"
+                " ON CONFLICT (day, score) DO UPDATE SET players = players + 1",
+                (result.daily, r.score),
+            )
+            position = rank_tree.finish_position(r.time_ms)
+            self._move_in_tree(_finish_tree(result.daily, r.score), rank_tree.FINISH, [(position, 1)])
+
+    def _move_in_tree(self, tree: str, shape: rank_tree.Tree, moves: list[tuple[int, int]]) -> None:
+        """Players coming (+1) or going (-1) at positions of a ``rank_trees`` tree, in the open transaction."""
+        self._db.executemany(
+            "INSERT INTO rank_trees (tree, node, players) VALUES (?, ?, ?)"
+            " ON CONFLICT (tree, node) DO UPDATE SET players = players + excluded.players",
+            [(tree, node, d) for node, d in shape.changes(moves).items()],
+        )
+
+    def _tree_node(self, tree: str, node: int) -> int:
+        row = self._db.execute(
+            "SELECT players FROM rank_trees WHERE tree = ? AND node = ?", (tree, node)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _before_in_tree(self, tree: str, shape: rank_tree.Tree, position: int) -> int:
+        """The players of a ``rank_trees`` tree at positions before ``position``: at most ``bits`` nodes."""
+        nodes = shape.before_nodes(position)
+        (n,) = self._db.execute(
+            f"SELECT coalesce(sum(players), 0) FROM rank_trees WHERE tree = ? AND node IN ({','.join('?' * len(nodes))})",
+            (tree, *nodes),
+        ).fetchone()
+        return int(n)
 
     def _fold_in(self, player: str, result: Result) -> None:
         """Advance the player's totals by a result, in the transaction that stores it: once."""
@@ -480,10 +521,8 @@ class SqliteStore:
             )
         moves = [(before[p].mu, -1) for p in after if p in before and not before[p].provisional]
         moves += [(rating.mu, 1) for rating in after.values() if not rating.provisional]
-        db.executemany(
-            "INSERT INTO board_tree (variant, node, players) VALUES (?, ?, ?)"
-            " ON CONFLICT (variant, node) DO UPDATE SET players = players + excluded.players",
-            [(variant, node, d) for node, d in rank_tree.changes(moves).items()],
+        self._move_in_tree(
+            _rating_tree(variant), rank_tree.RATINGS, [(rank_tree.rating_position(mu), d) for mu, d in moves]
         )
         for player, rating in after.items():
             db.execute(
@@ -567,8 +606,9 @@ class SqliteStore:
         return None if row is None else str(row[0])
 
     async def leaderboard(self, day: str, player: str | None, limit: int = 100) -> DailyBoard:
-        """The top by the day's index, the counts from ``daily_counts``: no read grows with the day's players
-        but the asker's rank among those of their own score (ahead of them on time)."""
+        """The top by the day's index, the counts from ``daily_counts``; the asker's rank is the lower
+        scores' counts, their own score's tree for those who finished in an earlier slot, and a count
+        of their own slot's faster finishers: no read grows with the day's players."""
         columns = "player, name, score, time_ms, match"
         top = [
             BoardRow(*row)
@@ -589,12 +629,15 @@ class SqliteStore:
         ).fetchone()
         if mine is not None:
             row = BoardRow(*mine)
-            (tied_faster,) = self._db.execute(
-                "SELECT count(*) FROM daily_scores WHERE day = ? AND score = ? AND time_ms < ?",
-                (day, row.score, row.time_ms),
+            position = rank_tree.finish_position(row.time_ms)
+            sooner = self._before_in_tree(_finish_tree(day, row.score), rank_tree.FINISH, position)
+            (faster,) = self._db.execute(
+                "SELECT count(*) FROM daily_scores WHERE day = ? AND score = ? AND time_ms < ?"
+                " AND time_ms >= coalesce(?, -1)",
+                (day, row.score, row.time_ms, rank_tree.finish_from(position)),
             ).fetchone()
             better = sum(n for score, n in distribution.items() if score < row.score)
-            you = (better + tied_faster + 1, row)
+            you = (better + sooner + faster + 1, row)
         return DailyBoard(top, you, distribution)
 
     async def daily_days(self, before: str, limit: int) -> list[tuple[str, int]]:
@@ -704,8 +747,9 @@ class SqliteStore:
         elif start >= total:
             return BoardPage([], total, None)
         else:
-            s, before = rank_tree.descend(start, lambda node: self._tree_node(variant, node))
-            _, hi = rank_tree.bounds(s)
+            tree = _rating_tree(variant)
+            position, before = rank_tree.RATINGS.descend(start, lambda node: self._tree_node(tree, node))
+            _, hi = rank_tree.rating_bounds(position)
             args = (variant, limit + 1, start - before, hi)
             page += " AND mu < coalesce(?4, 9e999) ORDER BY mu DESC, player DESC LIMIT ?2 OFFSET ?3"
         rows = self._db.execute(
@@ -724,28 +768,18 @@ class SqliteStore:
         last = rows[limit - 1] if len(rows) > limit else None
         return BoardPage(places, total, None if last is None else (last[3], last[0]))
 
-    def _tree_node(self, variant: str, node: int) -> int:
-        row = self._db.execute(
-            "SELECT players FROM board_tree WHERE variant = ? AND node = ?", (variant, node)
-        ).fetchone()
-        return 0 if row is None else int(row[0])
-
     def _ahead(self, variant: str, mu: float, player: str) -> int:
         """The players ahead of (mu, player) on the board: the tree's count of those in better slots,
         and a count of those of its own slot ahead of it (a quarter of a rating point's players)."""
-        nodes = rank_tree.ahead_nodes(mu)
-        (better,) = self._db.execute(
-            "SELECT coalesce(sum(players), 0) FROM board_tree WHERE variant = ?"
-            f" AND node IN ({','.join('?' * len(nodes))})",
-            (variant, *nodes),
-        ).fetchone()
-        _, hi = rank_tree.bounds(rank_tree.slot(mu))
+        position = rank_tree.rating_position(mu)
+        better = self._before_in_tree(_rating_tree(variant), rank_tree.RATINGS, position)
+        _, hi = rank_tree.rating_bounds(position)
         (near,) = self._db.execute(
             "SELECT count(*) FROM ratings WHERE variant = ? AND on_board = 1 AND (mu, player) > (?, ?)"
             " AND mu < coalesce(?, 9e999)",
             (variant, mu, player, hi),
         ).fetchone()
-        return int(better) + int(near)
+        return better + int(near)
 
     async def rating_rank(self, variant: str, player: str) -> int | None:
         row = self._db.execute(

@@ -32,6 +32,7 @@ from server.store.sqlite import SqliteStore
 from tests.store_events import decided, opening, result
 
 DAY = "2026-12-02"
+CROWDED = "2026-12-01"  # a day on which every player left the same score: ranked by time alone
 
 
 def fill(path: str, players: int) -> None:
@@ -45,6 +46,10 @@ def fill(path: str, players: int) -> None:
                 for i in range(players)
             ],
         )
+        db.executemany(
+            "INSERT INTO daily_scores VALUES (?, ?, 'P', 0, ?, ?)",
+            [(CROWDED, f"p{i}", rnd.randint(1_000, 900_000), f"c{i}") for i in range(players)],
+        )
         ratings = [PlayerRating(mu=rnd.gauss(1500, 200), games=20) for _ in range(players)]
         db.executemany(
             "INSERT INTO ratings VALUES ('classic', ?, ?, ?, 1)",
@@ -57,7 +62,7 @@ def forget_counts(path: str) -> None:
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE IF EXISTS daily_counts")
         db.execute("DROP TABLE IF EXISTS board_sizes")
-        db.execute("DROP TABLE IF EXISTS board_tree")
+        db.execute("DROP TABLE IF EXISTS rank_trees")
 
 
 async def costs(tmp_path: Path, players: int) -> dict[str, int]:
@@ -73,6 +78,7 @@ async def costs(tmp_path: Path, players: int) -> dict[str, int]:
     try:
         for name, ask in {
             "leaderboard": lambda: store.leaderboard(DAY, f"p{players // 2}"),
+            "leaderboard, everyone on my score": lambda: store.leaderboard(CROWDED, f"p{players // 2}"),
             "day's count": lambda: store.leaderboard(DAY, None, limit=1),
             "days": lambda: store.daily_days("2026-12-03", 30),
             "rating board": lambda: store.rating_board("classic", 0, 20),
@@ -86,6 +92,14 @@ async def costs(tmp_path: Path, players: int) -> dict[str, int]:
             with sqlite_steps(store._db) as steps:
                 await ask()
             out[name] = steps[0]
+        crowded = await store.leaderboard(CROWDED, f"p{players // 2}")
+        assert crowded.you is not None
+        with sqlite3.connect(path) as db:
+            (faster,) = db.execute(
+                "SELECT count(*) FROM daily_scores WHERE day = ? AND time_ms < ?",
+                (CROWDED, crowded.you[1].time_ms),
+            ).fetchone()
+        assert crowded.you[0] == faster + 1
         board = await store.leaderboard(DAY, None)
         page = await store.rating_board("classic", 0, 1)
         assert sum(board.distribution.values()) == players and page.total == players
@@ -103,7 +117,8 @@ async def costs(tmp_path: Path, players: int) -> dict[str, int]:
 async def test_the_boards_cost_about_the_same_for_ten_times_the_players(tmp_path: Path) -> None:
     small, large = await costs(tmp_path, 400), await costs(tmp_path, 4_000)
     for name in small:
-        # the top's lines are read either way; only the asker's rank among their own score grows
+        # the top's lines are read either way; a rank and a page read a few nodes of a tree, and the
+        # players of one slot (a quarter of a rating point, 100 ms of a day's score)
         assert large[name] < 1.5 * small[name], (name, small[name], large[name])
 
 
