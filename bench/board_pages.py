@@ -1,4 +1,4 @@
-"""The board of the best at 100,000 players: a page at the top and deep down, by offset and by cursor, and ranks.
+"""The boards at 100,000 players: pages of the best ratings by offset and by cursor, ranks, a daily rank.
 
     .venv/bin/python bench/board_pages.py --players 100000 --repeat 50
 
@@ -7,8 +7,10 @@ Both stores, in process, through the ``Store`` calls the ``rating_board`` and
 temporary directory) and Redis (our own throwaway ``redis-server`` on a free
 port, no persistence; nothing touches 127.0.0.1:6379). The board is filled
 directly (ratings of ``--players`` players past their provisional races,
-normally spread around 1,500), then each request runs ``--repeat`` times;
-printed: its median and worst time in ms.
+normally spread around 1,500; and as many ranked daily games, every one
+left with the same score, so that a rank there is by time alone), then
+each request runs ``--repeat`` times; printed: its median and worst time
+in ms.
 
 A store from before cursors (an older checkout: ``PYTHONPATH=that/checkout``)
 is measured too, without the cursor's line: docs/benchmarks.md has both.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import json
 import random
 import shutil
 import socket
@@ -29,17 +32,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from server.ratings import PlayerRating
-from server.store import Store
-from server.store.redis import RedisStore
+from server.store import BoardRow, Store
+from server.store.redis import BOARD_SCALE, RedisStore, daily_key
 from server.store.redis_ratings import rating_key
 from server.store.sqlite import SqliteStore
 
 VARIANT = "classic"
 PAGE = 20
+DAY = "2026-12-01"
 
 
 def boards(players: int) -> list[tuple[str, PlayerRating]]:
@@ -47,9 +52,22 @@ def boards(players: int) -> list[tuple[str, PlayerRating]]:
     return [(f"p{i:06}", PlayerRating(mu=rnd.gauss(1500, 200), sigma=90.0, games=20)) for i in range(players)]
 
 
-def fill_sqlite(path: str, rows: list[tuple[str, PlayerRating]]) -> None:
-    """The board's rows, and the store's kept counts dropped: the store makes them from the rows at open."""
+def finishes(players: int) -> list[BoardRow]:
+    rnd = random.Random(-players)
+    return [
+        BoardRow(f"p{i:06}", f"Player {i}", 0, rnd.randint(60_000, 600_000), f"M{i:07}")
+        for i in range(players)
+    ]
+
+
+def fill_sqlite(path: str, rows: list[tuple[str, PlayerRating]], day: list[BoardRow]) -> None:
+    """The boards' rows, and the store's kept counts dropped: the store makes them from the rows at open."""
     with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO daily_scores VALUES (?, ?, ?, ?, ?, ?)",
+            [(DAY, r.player, r.name, r.score, r.time_ms, r.match) for r in day],
+        )
+        db.execute("DROP TABLE IF EXISTS daily_counts")
         db.executemany(
             "INSERT INTO ratings VALUES (?, ?, ?, ?, 1)",
             [(VARIANT, pl, r.model_dump_json(), r.mu) for pl, r in rows],
@@ -59,14 +77,17 @@ def fill_sqlite(path: str, rows: list[tuple[str, PlayerRating]]) -> None:
         db.execute("DROP TABLE IF EXISTS rank_trees")
 
 
-async def fill_redis(store: RedisStore, rows: list[tuple[str, PlayerRating]]) -> None:
-    client = store.client
+async def fill_redis(store: RedisStore, rows: list[tuple[str, PlayerRating]], day: list[BoardRow]) -> None:
+    """The keys as the store writes them (``SharedData.rate``, ``RedisStore._follow_up``)."""
+    client, key = store.client, daily_key(DAY)
     for chunk in range(0, len(rows), 5000):
         async with client.pipeline(transaction=False) as pipe:
-            for pl, r in rows[chunk : chunk + 5000]:
+            for (pl, r), line in zip(rows[chunk : chunk + 5000], day[chunk : chunk + 5000], strict=True):
                 pipe.hset(rating_key(VARIANT, "players"), pl, r.model_dump_json())
                 pipe.zadd(rating_key(VARIANT, "board"), {pl: repr(r.mu)})
                 pipe.hset(f"grip:player:{pl}", "name", f"Player {pl}")
+                pipe.zadd(f"{key}:board", {line.player: line.score * BOARD_SCALE + line.time_ms})
+                pipe.hset(f"{key}:entries", line.player, json.dumps(asdict(line)))
             await pipe.execute()
 
 
@@ -140,19 +161,21 @@ async def measure(name: str, store: Store, players: int, repeat: int) -> None:
         asks[f"page from rank {deep + 1:,} (cursor)"] = lambda: store.rating_board(VARIANT, 0, PAGE, key)
     asks[f"rank {middle.rank:,}"] = lambda: store.rating_rank(VARIANT, middle.player)
     asks[f"rank {last.rank:,}"] = lambda: store.rating_rank(VARIANT, last.player)
+    slowest = f"p{players - 1:06}"  # anyone: every one of the day's players left the same score
+    asks["daily leaderboard with my rank (all on one score)"] = lambda: store.leaderboard(DAY, slowest)
     for label, ask in asks.items():
         median, worst = await timed(ask, repeat)
         print(f"| {name} | {label} | {median:.2f} | {worst:.2f} |", flush=True)
 
 
 async def run(players: int, repeat: int) -> None:
-    rows = boards(players)
+    rows, day = boards(players), finishes(players)
     print(f"{players:,} players on the board, {repeat} requests each; ms\n")
     print("| store | request | median | worst |\n|---|---|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="board-bench-") as tmp:
         path = str(Path(tmp) / "grip.db")
         await SqliteStore(path).close()
-        fill_sqlite(path, rows)
+        fill_sqlite(path, rows, day)
         t0 = time.perf_counter()
         sqlite = SqliteStore(path)
         opened = (time.perf_counter() - t0) * 1000
@@ -163,7 +186,7 @@ async def run(players: int, repeat: int) -> None:
         proc, port = start_redis(Path(tmp))
         try:
             redis = await RedisStore.connect(f"redis://127.0.0.1:{port}/0")
-            await fill_redis(redis, rows)
+            await fill_redis(redis, rows, day)
             await measure("Redis", redis, players, repeat)
             await redis.close()
         finally:
