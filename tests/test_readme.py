@@ -570,6 +570,14 @@ async def stats(n: Newcomer, line: Line) -> None:
     assert re.search(r"^ratings:", out, re.M), out  # none yet, or those of the rated races above
 
 
+@checks(r"python3 dev\.py client stats --board")
+async def stats_board(n: Newcomer, line: Line) -> None:
+    code, out = await n.run(with_port(line.command, n.server_port()))
+    assert code == 0, out
+    # nobody yet, or those past their provisional races: each page prints the command for the next
+    assert re.match(r"classic board of the best: (nobody is on it yet|ranks 1-)", out), out
+
+
 @checks(r"python3 dev\.py engine deal \d+")
 async def engine_deal(n: Newcomer, line: Line) -> None:
     code, out = await n.run(line.command)
