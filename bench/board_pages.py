@@ -23,11 +23,8 @@ import asyncio
 import inspect
 import json
 import random
-import shutil
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +32,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from redis_fanout import start_redis  # bench/redis_fanout.py: our own redis-server on a free port
 
 from server.ratings import PlayerRating
 from server.store import BoardRow, Store
@@ -91,48 +92,6 @@ async def fill_redis(store: RedisStore, rows: list[tuple[str, PlayerRating]], da
             await pipe.execute()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def start_redis(tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
-    exe = shutil.which("redis-server")
-    if exe is None:
-        raise SystemExit("redis-server is not installed (apt-get install redis-server)")
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            exe,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), 0.2) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return proc, port
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("redis-server did not start")
-
-
 def places_of(page: Any) -> list[Any]:
     """A page's lines: a ``BoardPage`` now, ``(places, total)`` before cursors."""
     return list(page.places if hasattr(page, "places") else page[0])
@@ -183,7 +142,7 @@ async def run(players: int, repeat: int) -> None:
             await measure("SQLite", sqlite, players, repeat)
         finally:
             await sqlite.close()
-        proc, port = start_redis(Path(tmp))
+        proc, port = start_redis("", Path(tmp))  # on no CPU in particular
         try:
             redis = await RedisStore.connect(f"redis://127.0.0.1:{port}/0")
             await fill_redis(redis, rows, day)
