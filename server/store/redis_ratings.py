@@ -250,7 +250,7 @@ class SharedData:
         if not lines:
             return BoardPage([], total, None)
         players = [pl for pl, _ in lines]
-        found = await s.call(s.client.hmget(rating_key(variant, "players"), players))
+        bodies = await s.call(s.client.hmget(rating_key(variant, "players"), players))
         async with s.client.pipeline(transaction=False) as pipe:
             for pl in players:
                 pipe.hget(f"grip:player:{pl}", "name")
@@ -259,7 +259,7 @@ class SharedData:
             BoardPlace(
                 first + i + 1, pl, name.decode() if name else "Player", PlayerRating.model_validate_json(r)
             )
-            for i, (pl, r, name) in enumerate(zip(players, found, names, strict=True))
+            for i, (pl, r, name) in enumerate(zip(players, bodies, names, strict=True))
             if r is not None
         ]
         return BoardPage(places, total, None if last is None else (last[1], last[0]))
