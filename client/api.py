@@ -14,11 +14,27 @@ numbers, the moves and seat commands to send again after a drop, the game,
 the agreement check) is the sans-I/O ``Session`` (``client/session.py``);
 this class only moves its frames over a WebSocket and lets callers wait.
 
-One reader task feeds every frame to the session and queues the server's
-messages for ``events()``. Requests that have an answer (``hello``,
-``create``, ``join``, ``watch``, ``resume``, ...) wait for it and raise
-``ServerError`` when the server answers with ``error`` instead; ``play``
-waits for its move's ``ack``.
+One reader task feeds every frame to the session and hands out what came.
+**The contract: what a caller waits for is that caller's alone; ``events()``
+is everything else.**
+
+- A request that has an answer (``hello``, ``create``, ``join``, ``watch``,
+  ``resume``, ``hint``, ``undo``, ``stats``, ...) returns it, or raises
+  ``ServerError`` (its ``code`` the server's ``ErrorCode``) when the server
+  refuses it; ``play`` returns its move's ``ack`` or raises ``MoveRejected``
+  (a ``ServerError``); ``race_anyone`` returns the pairing (its ``queued``
+  callback hears each ``queued``). None of these is an event too.
+- ``events()`` yields what the server pushes (lobby, countdown, start,
+  progress, boards, finished, result, rematched, rated, ...) and the outcome
+  of what nobody waits for: the ``ack`` or ``rejected`` of a ``move()``
+  (which only sends), the refusal (``error``) of a seat command (``ready``,
+  ``finish``, ``resign``, ``rematch``, ``leave``: they have no answer to wait
+  for), an answer that came after its caller stopped waiting (``Timeout``),
+  and what the client did by itself (the ``resumed`` of a reconnect or a
+  rematch, and the session's ``error`` when it gives up retrying).
+- ``ClientError`` is the family: ``ServerError`` (and ``MoveRejected``) for a
+  refusal, ``Timeout`` for no answer in time, ``ConnectionLost`` for a
+  connection gone for good.
 
 When the connection drops while seated, the reader reconnects (if
 ``auto_reconnect``), says ``hello`` with the same identity, ``resume``s with
@@ -34,8 +50,8 @@ A seat command (``leave`` too), a move, a hint, an undo or a resume the
 server answers ``unavailable`` (its store did not answer) is sent again by
 the session after a pause it asks for (an undo only if the seat's snapshot
 shows it did not land: it has no seq to make a repeat count once) (``Session.retry_timer``), which this class keeps with one timer; after
-``RETRY_TRIES`` the session gives up, and ``events()`` yields an ``error``
-saying what was not done.
+``RETRY_TRIES`` the session gives up: a request still waiting raises that
+refusal, and otherwise ``events()`` yields an ``error`` saying what was not done.
 """
 
 from __future__ import annotations
@@ -58,7 +74,7 @@ from server import protocol as p
 from server.engine import ClientGame, IllegalMove, InvalidMove
 
 from . import identity
-from .session import Ack, NotARaceServer, Session
+from .session import Ack, NotARaceServer, Rejected, Session
 from .session import ClientError as ClientError
 from .session import MoveRejected as MoveRejected
 from .session import ServerError as ServerError
@@ -155,6 +171,7 @@ class Client:
         self._ws: ClientConnection | None = None
         self._events: asyncio.Queue[Event | Closed] = asyncio.Queue()
         self._answers: dict[int, asyncio.Future[p.Message]] = {}
+        self._own: set[int] = set()  # requests the client makes itself (a reconnect's): not a caller's
         self._acks: dict[int, asyncio.Future[Ack]] = {}
         self._settled = asyncio.Event()  # set while no move waits for its ack on trust
         self._settled.set()
@@ -304,12 +321,18 @@ class Client:
         """Send what waits to be sent, then the answer to ``request``; ServerError for an ``error``."""
         return (await self._answers_to([request]))[0]
 
-    async def _answers_to(self, requests: list[int]) -> list[p.Message]:
-        """The answers to ``requests``, each awaited from before anything is sent."""
+    async def _answers_to(self, requests: list[int], *, own: bool = False) -> list[p.Message]:
+        """The answers to ``requests``, each awaited from before anything is sent.
+
+        ``own``: the client's own requests (the hello and resume of a reconnect), not a caller's:
+        their answers are events too, as everything the application did not ask for.
+        """
         loop = asyncio.get_running_loop()
         waits = [(request, self.session.asked(request), loop.create_future()) for request in requests]
         for request, _, future in waits:
             self._answers[request] = future
+            if own:
+                self._own.add(request)
         try:
             await self._write()
             answers = []
@@ -319,6 +342,7 @@ class Client:
         finally:
             for request, _, _ in waits:
                 self._answers.pop(request, None)
+                self._own.discard(request)
 
     async def _wait_answer(self, request: int, kind: str, future: asyncio.Future[p.Message]) -> p.Message:
         """The answer; Timeout after REPLY_TIMEOUT_S without one, but not while the session retries
@@ -452,7 +476,7 @@ class Client:
         await self._write()
 
     async def move(self, text: str) -> int:
-        """Send a move with the next ``seq``; its ``ack`` or ``rejected`` comes as an event.
+        """Send a move with the next ``seq``, without waiting: its ``ack`` or ``rejected`` is an event.
 
         In v2 the move is played here at once (``view`` shows it): a move the
         rules refuse raises ``MoveRejected`` (``illegal``, the server's very
@@ -627,9 +651,14 @@ class Client:
         self._receive(self.session.parse(frame))
 
     def _receive(self, msg: p.Message) -> None:
-        """Feed the session one message; hand out what came of it."""
+        """Feed the session one message; hand out what came of it.
+
+        What answers a caller who waits for it (a request's answer or refusal, a ``play``'s ack or
+        rejection, ``race_anyone``'s pairing) goes to that caller alone; the rest is an event.
+        """
         session = self.session
         session.receive_message(msg)
+        given: list[p.Message] = []  # handed to a waiting caller: no event
         answered = False
         for answer in session.answers_received():
             answered = answered or answer.message is msg
@@ -640,18 +669,25 @@ class Client:
                     future.set_exception(ServerError(reply.code, reply.message))
                 else:
                     future.set_result(reply)
+                if answer.request not in self._own:
+                    given.append(reply)
         for seq, outcome in session.outcomes_received():
             ack = self._acks.pop(seq, None)
             if ack is not None and not ack.done():
                 if isinstance(outcome, ClientError):
                     ack.set_exception(outcome)
+                    if isinstance(msg, Rejected) and msg.seq == seq:
+                        given.append(msg)
                 else:
                     ack.set_result(outcome)
+                    given.append(outcome)
         if not session.trusting:
             self._settled.set()
-        self._on_pairing(msg, answered)
+        if self._on_pairing(msg, answered):
+            given.append(msg)
         for event in session.events_received():
-            self._events.put_nowait(event)
+            if not any(event is mine for mine in given):
+                self._events.put_nowait(event)
         self._arm_retry()
 
     def _arm_retry(self) -> None:
@@ -681,11 +717,15 @@ class Client:
         with contextlib.suppress(ClientError):  # the line died: the reader resumes, and all goes again
             await self._write()
 
-    def _on_pairing(self, msg: p.Message, answered: bool) -> None:
-        """While ``race_anyone`` waits: the pairing, the place given back, or the place lost."""
+    def _on_pairing(self, msg: p.Message, answered: bool) -> bool:
+        """While ``race_anyone`` waits: the pairing, the place given back, or the place lost.
+
+        True when ``msg`` went to ``race_anyone``'s caller (its result, its exception, or its
+        ``queued`` callback): it is no event.
+        """
         waiting = self._pairing
         if waiting is None or waiting.done():
-            return
+            return False
         if isinstance(msg, p.Seated) and msg.type == "paired":
             waiting.set_result(msg)
         elif isinstance(msg, p.Queued) and self._on_queued is not None:
@@ -694,6 +734,9 @@ class Client:
             waiting.set_exception(ClientError(f"out of the queue: {msg.reason}"))
         elif isinstance(msg, p.Error) and not answered:
             waiting.set_exception(ServerError(msg.code, msg.message))  # the seat could not be given
+        else:
+            return False
+        return True
 
     def _should_resume(self) -> bool:
         s = self.session
@@ -733,7 +776,7 @@ class Client:
         # The reader is this task: answers to our requests must be read by a helper meanwhile.
         helper = asyncio.create_task(self._read_answers())
         try:
-            await self._answers_to(self.session.connected())
+            await self._answers_to(self.session.connected(), own=True)
         finally:
             helper.cancel()
             await asyncio.wait([helper])

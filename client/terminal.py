@@ -469,10 +469,9 @@ class Terminal:
             self.redraw()
 
     def on_event(self, msg: p.Message) -> None:
-        if isinstance(msg, p.Error) and not self.screen.match:
-            return  # a refused create, join or watch: the caller reports it, once
         self.screen.update(msg)
-        if isinstance(msg, p.Seated) and msg.type == "paired":  # a quick race (or another, after a no-show)
+        # paired again after a no-show (``race_anyone`` returned the first, and readied it)
+        if isinstance(msg, p.Seated) and msg.type == "paired":
             self._asking_task(self.client.ready())
         self.take_boards()
         if isinstance(msg, p.Start):
@@ -575,18 +574,18 @@ class Terminal:
             self._asking.add(task)
             task.add_done_callback(self._asking.discard)
         elif text == "undo":
-            await c.undo()  # its answer, the board before the move, is drawn by the event pump
+            self.screen.update(await c.undo())  # the board before the move, and what it took back
+            self.take_boards()
+        elif scripted:
+            ack = await c.play(text)  # its ack (or refusal) is the answer, not an event: said here, once
+            self.screen.sent[ack.seq] = text
+            self.screen.update(ack)
+            self.take_boards()
         else:
-            self.screen.sent[c.next_seq] = (
-                text  # the seq it gets if the rules let it go (its ack may come first)
-            )
-            if scripted:
-                await c.play(text)
-                self.screen.note = f"played {text}"
-            else:
-                await c.move(text)  # in v2 the board shows it at once; its ack or refusal when it comes
-                self.screen.note = f"sent {text}"
-                self.take_boards()
+            self.screen.sent[c.next_seq] = text  # its seq if the rules let it go (its ack may come first)
+            await c.move(text)  # in v2 the board shows it at once; its ack or refusal comes as an event
+            self.screen.note = f"sent {text}"
+            self.take_boards()
 
     async def _hint(self, *, redraw: bool = False) -> None:
         try:
@@ -724,6 +723,10 @@ async def run_terminal(
     try:
         if watch:
             watching = await client.watch(match_code(watch))
+            term.screen.update(watching)  # the answer is the caller's, not an event (client/api.py)
+            term.take_boards()
+            if watching.result is not None:
+                term.decided.set()
         else:
             if anyone:
                 await _race_anyone(term, variant, clock)
@@ -782,10 +785,12 @@ async def _seat(
 
 
 async def _race_anyone(term: Terminal, variant: p.VariantName, clock: p.QuickClock) -> None:
-    """Wait in the quick-race queue; the pairing's ``paired`` readies the seat (``Terminal.on_event``).
+    """Wait in the quick-race queue, then ready the seat it pairs us into.
 
-    Only there: a second ``ready`` from here could reach the server once the countdown began, and
-    be refused with ``wrong_phase`` on the player's screen.
+    ``race_anyone`` returns the first pairing (it is no event); a pairing after it (the opponent
+    never readied, and the queue paired us again) is an event, and ``Terminal.on_event`` readies
+    that one: each pairing is readied once (a second ``ready`` could reach the server once the
+    countdown began, and be refused with ``wrong_phase`` on the player's screen).
     """
 
     def queued(msg: p.Queued) -> None:
@@ -794,6 +799,7 @@ async def _race_anyone(term: Terminal, variant: p.VariantName, clock: p.QuickClo
 
     seated = await term.client.race_anyone(variant=variant, time_limit_s=clock, queued=queued)
     term.screen.update(seated)
+    await term.client.ready()
     term.screen.note = f"match {seated.match}: a rated quick race; you are ready"
 
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from client import ClientError, MoveRejected, ServerError, connect
+from client import Client, ClientError, MoveRejected, ServerError, connect
 from client.bots import run_bot
 from server import protocol as p
 from server.engine import Game
@@ -163,3 +163,42 @@ async def test_hint_and_undo_are_refused_in_a_race(url: str) -> None:
     assert a.view is not None and a.view.moves == 1
     await a.close()
     await b.close()
+
+
+async def events_until(c: Client, last: type[p.Message], timeout: float = 10.0) -> list[p.Message]:
+    """The events up to and with the first of type ``last``."""
+    seen: list[p.Message] = []
+    async with asyncio.timeout(timeout):
+        async for event in c.events():
+            seen.append(event)
+            if isinstance(event, last):
+                return seen
+    raise AssertionError(f"the events ended before a {last.__name__}: {seen}")
+
+
+async def test_a_refused_request_raises_to_its_caller_and_is_no_event(url: str) -> None:
+    """The contract (client/api.py): what a caller awaits (a request's answer or refusal, a
+    ``play``'s ack or rejection) is the caller's alone; events are what nobody awaits."""
+    c = await connect(url, name="Ann")
+    seated = await c.create(deal=1, bot="greedy")
+    with pytest.raises(ServerError) as refused:
+        await c.hint()  # hints are for practice
+    assert refused.value.code == p.ErrorCode.NOT_ALLOWED
+    with pytest.raises(MoveRejected) as rejected:
+        await c.play("T")  # no race yet: the server refuses it
+    assert rejected.value.code == p.ErrorCode.WRONG_PHASE and rejected.value.seq == 1
+    await c.ready()
+    before = await events_until(c, p.Start)
+    assert not [e for e in before if isinstance(e, p.Error | p.RejectedV2 | p.Seated | p.Welcome)], before
+    ack = await c.play("T")
+    await c.move("T")  # nobody awaits a move(): its ack is an event
+    await c.finish()
+    after = await events_until(c, p.Result, timeout=30)
+    acks = [e for e in after if isinstance(e, p.AckV2)]
+    assert [a.seq for a in acks] == [ack.seq + 1], after  # play()'s ack returned, not an event too
+    with pytest.raises(ServerError) as again:
+        await c.join(seated.match)  # refused: the seats are taken
+    await c.finish()  # a seat command has no answer to await: its refusal is an event
+    refusal = await c.next_event(p.Error)
+    assert refusal.code == p.ErrorCode.WRONG_PHASE and again.value.message != refusal.message
+    await c.close()

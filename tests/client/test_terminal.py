@@ -288,3 +288,26 @@ async def test_watch_takes_the_link_live_prints(url: str) -> None:
         await ann.next_event(p.Result)
     watched = await client_says("watch", link)
     assert f"match {seated.match}" in watched and "Result" in watched and "Ann" in watched
+
+
+async def test_a_piped_transcript_says_each_refusal_and_each_move_once(url: str, tmp_path: Path) -> None:
+    """Piped, a command's outcome is written once: a request the server refuses (a move before
+    the start, a hint in a race) and a move's ack each came both as the command's answer and as an
+    event, and the transcript wrote each twice, a screen apiece."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "play", url, "--bot", "greedy", "--deal", "1", "--name", "Pipe",
+        "--identity", str(tmp_path / "identity.json"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=env, cwd=ROOT,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(b"T\nready\nhint\nundo\nT\nfinish\nquit\n"), 40)
+    text = out.decode()
+    assert proc.returncode == 0, err.decode()
+    notes = [line for line in text.splitlines() if not line.startswith((" ", "Devil's Grip"))]
+    assert text.count("wrong_phase: the race has not started") == 1, notes
+    assert text.count("hint: not_allowed: hints are for practice games only") == 1, notes
+    assert text.count("not_allowed: hints") == 1, notes
+    assert text.count("undo: not_allowed: undo is for practice games only") == 1, notes
+    assert text.count("played T") == 1, notes
+    assert text.count("Result") == 1, notes
