@@ -597,8 +597,14 @@ class Terminal:
             self.redraw()
 
     async def wait_for(self, event: asyncio.Event, what: str) -> None:
+        """A script waits for ``event`` (the start, the result, the rematch); ClientError after SCRIPT_WAIT_S.
+
+        ``asyncio.timeout``, not ``wait_for``: on Python 3.11 ``wait_for`` loses a cancellation
+        (Ctrl-C, the end of the run) that comes in the loop turn the event is set in.
+        """
         try:
-            await asyncio.wait_for(event.wait(), SCRIPT_WAIT_S)
+            async with asyncio.timeout(SCRIPT_WAIT_S):
+                await event.wait()
         except TimeoutError:
             raise ClientError(f"no {what} within {SCRIPT_WAIT_S:g} s") from None
         if self.screen.lost:
