@@ -177,16 +177,22 @@ def test_the_legal_moves_wrap_between_moves_and_go_once_the_game_is_over() -> No
     assert "Legal (" not in render_screen(screen, Style(False), now_ms=0, width=120)
 
 
+async def play_piped(url: str, script: str, *options: str) -> str:
+    """``python -m client play URL --bot greedy --name Pipe OPTIONS`` with ``script`` piped in; its stdout."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client", "play", url, "--bot", "greedy", "--name", "Pipe", *options,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT,
+    )  # fmt: skip
+    async with asyncio.timeout(40):
+        out, err = await proc.communicate(script.encode())
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
 async def test_piped_stdin_in_a_subprocess_then_watch(url: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client", "play", url, "--bot", "greedy", "--deal", "2", "--name", "Pipe",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=env, cwd=ROOT,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(b"ready\nT\nT\nfinish\nquit\n"), 40)
-    text = out.decode()
-    assert proc.returncode == 0, err.decode()
+    text = await play_piped(url, "ready\nT\nT\nfinish\nquit\n", "--deal", "2")
     assert "played T" in text and "Result" in text and "Pipe" in text
     assert "your friend joins" not in text  # the opponent is the server's bot
     code = re.search(r"match (\w{8}): against the greedy bot", text).group(1)  # type: ignore[union-attr]
@@ -294,16 +300,8 @@ async def test_a_piped_transcript_says_each_refusal_and_each_move_once(url: str,
     """Piped, a command's outcome is written once: a request the server refuses (a move before
     the start, a hint in a race) and a move's ack each came both as the command's answer and as an
     event, and the transcript wrote each twice, a screen apiece."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client", "play", url, "--bot", "greedy", "--deal", "1", "--name", "Pipe",
-        "--identity", str(tmp_path / "identity.json"),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=env, cwd=ROOT,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(b"T\nready\nhint\nundo\nT\nfinish\nquit\n"), 40)
-    text = out.decode()
-    assert proc.returncode == 0, err.decode()
+    script = "T\nready\nhint\nundo\nT\nfinish\nquit\n"
+    text = await play_piped(url, script, "--deal", "1", "--identity", str(tmp_path / "identity.json"))
     notes = [line for line in text.splitlines() if not line.startswith((" ", "Devil's Grip"))]
     assert text.count("wrong_phase: the race has not started") == 1, notes
     assert text.count("hint: not_allowed: hints are for practice games only") == 1, notes
