@@ -10,29 +10,77 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import errno
 import gc
 import logging
 import os
 import sys
+import types
+import typing
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 
 from . import reach
 from .app import App, run
+from .match import DEFAULT_GRACE_MS
 from .redis_link import RedisUnusable
 from .settings import Settings
 from .store.sqlite import DataInUse
 
+#: Settings whose options are not their own: made from ``--data`` and ``--redis``, and ``--grace-s``.
+NOT_OPTIONS = ("store_url", "bus_url", "grace_ms")
+
+
+def _reader(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """``parse`` as an option's type: its ValueError's words are argparse's usage error."""
+
+    def read(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    read.__name__ = getattr(parse, "__name__", "value")
+    return read
+
+
+def setting_options(ap: argparse.ArgumentParser) -> None:
+    """An option for each setting, made from its field in ``Settings`` (``server/settings.py``).
+
+    The option is ``--`` and the field's name with dashes unless the field names
+    another (``flag``); its type is the field's (``X | None``: an X; a
+    ``tuple[str, ...]`` is a repeatable option, its values in the order given),
+    unless it has a ``parse``; its help is the field's, with its default. A
+    default worked out later (``shown``) is None here.
+    """
+    group = ap.add_argument_group("settings (server/settings.py)")
+    hints = typing.get_type_hints(Settings)
+    for f in dataclasses.fields(Settings):
+        if f.name in NOT_OPTIONS:
+            continue
+        meta, kind = f.metadata, hints[f.name]
+        repeated = typing.get_origin(kind) is tuple and typing.get_args(kind)[1:] == (Ellipsis,)
+        if repeated:
+            kind = typing.get_args(kind)[0]
+        elif typing.get_origin(kind) in (types.UnionType, typing.Union):
+            kind = next(arg for arg in typing.get_args(kind) if arg is not type(None))
+        shown = meta["shown"] or ("" if repeated else "%(default)s")
+        group.add_argument(
+            meta["flag"] or "--" + f.name.replace("_", "-"),
+            dest=f.name,
+            action="append" if repeated else "store",
+            type=_reader(meta["parse"]) if meta["parse"] else kind,
+            default=None if repeated or meta["shown"] else f.default,
+            metavar=meta["metavar"] or ("TEXT" if kind is str else "N"),
+            help=meta["help"] + (f" (default: {shown})" if shown else ""),
+        )
+
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
-    ap = argparse.ArgumentParser(prog="python -m server", description=__doc__)
-    ap.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default: %(default)s; 0.0.0.0: every one)"
-    )
-    ap.add_argument(
-        "--port", type=int, default=8765, help="port to listen on (default: %(default)s; 0 picks a free one)"
+    ap = argparse.ArgumentParser(
+        prog="python -m server", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
         "--data", default="./data", help="SQLite store directory, embedded mode (default: %(default)s)"
@@ -43,83 +91,33 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
         help="redis://HOST:PORT/DB: bus and store in Redis (a single one or a cluster)",
     )
     ap.add_argument(
-        "--redis-replicas",
-        type=int,
-        default=0,
-        metavar="N",
-        help="acknowledge a write only once N Redis replicas have it (WAIT)",
-    )
-    ap.add_argument("--origin", action="append", default=[], help="allowed page origin (repeatable)")
-    ap.add_argument(
-        "--host-name",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a DNS name browsers reach this server by (repeatable; localhost, addresses and "
-        "the --origin hosts need none)",
-    )
-    ap.add_argument(
-        "--metrics",
-        metavar="HOST:PORT",
-        type=_address,
-        help="serve /metrics on this operator address only (default: on --port, to this machine only)",
-    )
-    ap.add_argument(
-        "--max-per-address",
-        type=int,
-        default=64,
-        metavar="N",
-        help="WebSockets one client address may hold at once (0: no cap; default: %(default)s)",
-    )
-    ap.add_argument(
-        "--proxy",
-        action="append",
-        default=[],
-        metavar="CIDR",
-        help="a proxy in front (repeatable): connections from it count for its X-Real-IP",
-    )
-    ap.add_argument(
         "--grace-s",
         type=float,
-        default=60.0,
+        default=DEFAULT_GRACE_MS / 1000,
         help="seconds a dropped player may stay away (default: %(default)s)",
-    )
-    ap.add_argument(
-        "--rate", type=float, default=30.0, help="messages a second per connection (default: %(default)s)"
     )
     ap.add_argument("--open", action="store_true", help="open the game in a browser once listening")
     ap.add_argument("--log", default="INFO", help="log level (default: %(default)s)")
+    setting_options(ap)
     args = ap.parse_args(argv)
     if args.redis_replicas < 0 or (args.redis_replicas and not args.redis):
         ap.error("--redis-replicas takes a count of replicas, and --redis")
     logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.log.upper() != "DEBUG":  # a line for every connection and HTTP request is noise
         logging.getLogger("websockets").setLevel(logging.WARNING)
-    store = args.redis or f"sqlite:///{Path(args.data).resolve() / 'grip.db'}"
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings) if f.name not in NOT_OPTIONS}
+    for name, value in given.items():
+        if isinstance(Settings.__dataclass_fields__[name].default, tuple):
+            given[name] = tuple(value or ())
+    if given["burst"] is None:
+        given["burst"] = max(10, int(args.rate_per_s * 2))
     settings = Settings(
-        host=args.host,
-        port=args.port,
-        store_url=store,
+        store_url=args.redis or f"sqlite:///{Path(args.data).resolve() / 'grip.db'}",
         bus_url=args.redis or "memory://",
-        redis_replicas=args.redis_replicas,
-        origins=tuple(args.origin),
-        host_names=tuple(args.host_name),
-        metrics=args.metrics,
-        max_per_address=args.max_per_address,
-        proxies=tuple(args.proxy),
         grace_ms=int(args.grace_s * 1000),
-        rate_per_s=args.rate,
-        burst=max(10, int(args.rate * 2)),
+        **given,
     )
     return settings, args.open
-
-
-def _address(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:9100`` for IPv6) as a listening address."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
 
 
 #: A full collection of cyclic garbage this often, or sooner once this many

@@ -1,66 +1,136 @@
-"""A server process's settings: ``python -m server``'s options, and the tests' overrides."""
+"""A server process's settings: ``python -m server``'s options, and the tests' overrides.
+
+Each field says what it does in its ``help``, and that is its command-line
+option too: ``python -m server`` makes one per field (``--opening-per-address
+N`` for ``opening_per_address``; ``flag`` names another, ``parse`` reads its
+text) with the field's default (``server/__main__.py``, ``options``). Only
+``store_url`` and ``bus_url`` have none (``--data`` and ``--redis`` make them),
+and ``grace_ms`` is ``--grace-s``, in seconds.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from .match import DEFAULT_GRACE_MS
 
 #: The web page's files (served at ``/``).
 WEB_ROOT = Path(__file__).resolve().parent.parent / "client" / "web"
 
+T = TypeVar("T")
+
+
+def setting(
+    default: T,
+    help: str,
+    *,
+    flag: str | None = None,
+    metavar: str | None = None,
+    parse: Callable[[str], Any] | None = None,
+    shown: str | None = None,
+) -> T:
+    """A field with its option's words: ``help`` (its default is added), and for the option
+    ``flag`` (else ``--`` and the field's name with dashes), ``metavar``, ``parse`` (else the
+    field's type) and ``shown`` (the default as ``--help`` says it, for a default worked out later)."""
+    meta = {"help": help, "flag": flag, "metavar": metavar, "parse": parse, "shown": shown}
+    return field(default=default, metadata=meta)
+
+
+def address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:9100`` for IPv6) as a listening address; ValueError if it is none."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
 
 @dataclass(frozen=True)
 class Settings:
-    host: str = "127.0.0.1"
-    port: int = 8765
-    store_url: str = "sqlite:///./data/grip.db"
-    bus_url: str = "memory://"
-    redis_replicas: int = 0  # Redis replicas that must have a write before it is acknowledged
-    origins: tuple[str, ...] = ()  # empty: same-origin pages and non-browser clients only
-    host_names: tuple[str, ...] = ()  # DNS names browsers reach this server by (server/origins.py)
-    metrics: tuple[str, int] | None = None  # the operator's address for /metrics; None: loopback only
-    grace_ms: int = DEFAULT_GRACE_MS
-    rate_per_s: float = 30.0
-    burst: int = 60
-    flood_limit: int = 200  # frames refused within flood_window_s past which the connection is closed
-    flood_window_s: float = 10.0
-    sweep_s: float = 30.0
-    # Per client address (server/addresses.py): WebSockets at once (0: no cap), sockets not open
-    # yet (handshakes and HTTP requests in progress; 0: no cap), new identities.
-    max_per_address: int = 64
-    opening_per_address: int = 16
-    identities_per_hour: float = 30.0
-    identity_burst: int = 20
-    # Matches held here that one connection or identity, and one address, took a seat in; open
-    # lobbies one address created (server/holdings.py). 0: no cap.
-    games_per_player: int = 8
-    games_per_address: int = 64
-    lobbies_per_address: int = 16
-    proxies: tuple[str, ...] = ()  # addresses (CIDR) whose X-Real-IP names the client
-    # Sockets of the game port at once, all addresses (server/addresses.py, ``Gate``): None for the
-    # open-files limit less a reserve for the store, the bus and the solver; 0: no cap.
-    max_sockets: int | None = None
-    open_timeout_s: float = 5.0  # from accept to a WebSocket open (or an HTTP request read)
-    # Quick races: how often this process looks for pairs while it holds the queue's lease
-    # (sooner when someone joins); 0: it never pairs (others do; tests stage a queue so).
-    quick_pair_every_s: float = 0.5
-    quick_window: int = 256  # the longest-waiting places a round reads and pairs (server/quick.py)
-    live_every_s: float = 2.0  # how often the list of live races is written and sent again
-    par_budget_s: float = 10.0  # the solver's time for a past daily deal's par
-    par_nodes: int = 10**9
-    # Bot races going at once ("race a bot": a worker's time a move): a connection's, a player's,
-    # this process's.
-    bots_per_connection: int = 2
-    bots_per_player: int = 3
-    bots_total: int = 32
-    # Resumes of one seat that replay its log (a long game's is a tenth of a second of CPU) or record
-    # a connect (the log grows): past these, each waits its turn.
-    resumes_per_min: float = 12.0
-    resume_burst: int = 5
-    hints_per_min: float = 20.0  # solver hints a player may ask a minute on average...
-    hint_burst: int = 10  # ...in bursts of up to this many
-    api_rate_per_s: float = 5.0  # /api/ requests a second per client address on average...
-    api_burst: int = 20  # ...in bursts of up to this many
-    web_root: Path = WEB_ROOT
+    host: str = setting("127.0.0.1", "address to listen on (0.0.0.0: every one)")
+    port: int = setting(8765, "port to listen on (0 picks a free one)")
+    store_url: str = "sqlite:///./data/grip.db"  # made from --data or --redis
+    bus_url: str = "memory://"  # made from --redis
+    redis_replicas: int = setting(
+        0, "acknowledge a write only once N Redis replicas have it (WAIT; needs --redis)", metavar="N"
+    )
+    origins: tuple[str, ...] = setting(
+        (),
+        "an allowed page origin (repeatable; none: same-origin pages only)",
+        flag="--origin",
+        metavar="URL",
+    )
+    host_names: tuple[str, ...] = setting(
+        (),
+        "a DNS name browsers reach this server by (repeatable; localhost, addresses and the --origin "
+        "hosts need none; server/origins.py)",
+        flag="--host-name",
+        metavar="NAME",
+    )
+    metrics: tuple[str, int] | None = setting(
+        None,
+        "serve /metrics on this operator address only",
+        metavar="HOST:PORT",
+        parse=address,
+        shown="on --port, to this machine only",
+    )
+    grace_ms: int = DEFAULT_GRACE_MS  # --grace-s
+    rate_per_s: float = setting(30.0, "messages a second per connection", flag="--rate")
+    burst: int = setting(60, "messages a connection may send at once", shown="twice --rate, at least 10")
+    flood_limit: int = setting(
+        200, "frames refused within --flood-window-s past which the connection is closed"
+    )
+    flood_window_s: float = setting(10.0, "the window of --flood-limit (s)")
+    sweep_s: float = setting(
+        30.0, "how often matches, lobbies and addresses no longer needed are let go of (s)"
+    )
+    # Per client address (server/addresses.py).
+    max_per_address: int = setting(
+        64, "WebSockets one client address may hold at once (0: no cap)", metavar="N"
+    )
+    opening_per_address: int = setting(
+        16, "sockets one client address may have not open yet: handshakes, HTTP requests (0: no cap)"
+    )
+    identities_per_hour: float = setting(
+        30.0, "new identities one client address may make an hour on average"
+    )
+    identity_burst: int = setting(20, "new identities one client address may make at once")
+    # Matches held here (server/holdings.py). 0: no cap.
+    games_per_player: int = setting(8, "matches one connection or identity may hold a seat in (0: no cap)")
+    games_per_address: int = setting(64, "matches one client address may hold seats in (0: no cap)")
+    lobbies_per_address: int = setting(16, "open lobbies one client address may have created (0: no cap)")
+    proxies: tuple[str, ...] = setting(
+        (),
+        "a proxy in front (repeatable): connections from it count for its X-Real-IP",
+        flag="--proxy",
+        metavar="CIDR",
+    )
+    max_sockets: int | None = setting(
+        None,
+        "sockets of the game port at once, all addresses (0: no cap; server/addresses.py)",
+        shown="the open-files limit less a reserve for the store, the bus and the solver",
+    )
+    open_timeout_s: float = setting(5.0, "from accept to a WebSocket open, or an HTTP request read (s)")
+    quick_pair_every_s: float = setting(
+        0.5,
+        "quick races: how often this process pairs while it holds the queue's lease (s; sooner when someone "
+        "joins; 0: it never pairs, others do)",
+    )
+    quick_window: int = setting(256, "quick races: the longest-waiting places a round reads and pairs")
+    live_every_s: float = setting(2.0, "how often the list of live races is written and sent again (s)")
+    par_budget_s: float = setting(10.0, "the solver's time for a past daily deal's par (s)")
+    par_nodes: int = setting(10**9, "the solver's nodes for a past daily deal's par")
+    # Bot races going at once ("race a bot": a worker's time a move).
+    bots_per_connection: int = setting(2, "bot races one connection may have going at once")
+    bots_per_player: int = setting(3, "bot races one player may have going at once")
+    bots_total: int = setting(32, "bot races this process may have going at once")
+    # Resumes that replay a seat's log (a long game's is a tenth of a second of CPU) or record a connect.
+    resumes_per_min: float = setting(12.0, "resumes of one seat a minute on average (past them, each waits)")
+    resume_burst: int = setting(5, "resumes of one seat at once (past them, each waits its turn)")
+    hints_per_min: float = setting(20.0, "solver hints a player may ask a minute on average")
+    hint_burst: int = setting(10, "solver hints a player may ask at once")
+    api_rate_per_s: float = setting(5.0, "/api/ requests a second per client address on average")
+    api_burst: int = setting(20, "/api/ requests one client address may make at once")
+    web_root: Path = setting(WEB_ROOT, "the web page's files, served at /", metavar="DIR")  # noqa: RUF009 (a field)
