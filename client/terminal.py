@@ -270,9 +270,10 @@ def progress_line(screen: Screen, seat: int, style: Style) -> str:
     prog = screen.progress.get(seat)
     name = _seat_name(screen, seat)
     away = style(" (away)", 31) if _away(screen, seat) else ""
+    finished = seat in screen.ended or (prog is not None and prog.finished)  # ``finished`` says so first
+    done = style(" finished", 32) if finished else away
     if prog is None:
-        return f"{name}: waiting{away}"
-    done = style(" finished", 32) if prog.finished else away
+        return f"{name}:{done or ' waiting'}"  # no move made yet (or none heard of): not "waiting" once over
     return f"{name}: leftover {style(str(prog.leftover), 1)}, on grid {prog.on_grid}, complete {prog.complete}, moves {prog.moves}{done}"
 
 

@@ -79,6 +79,27 @@ def test_screen_shows_opponent_progress_and_clock() -> None:
     assert "Legal (" in text
 
 
+def test_an_opponent_whose_game_ended_shows_finished() -> None:
+    """Its game over (out of moves, finished, resigned) before any move, or before its progress
+    said so: the opponent's line said "waiting" (no move yet) or nothing, beside the result."""
+    lobby = p.Lobby(
+        ev=3, match="34679ACD", variant="classic", solo=False, time_limit_s=600, status="playing",
+        seats=[p.SeatInfo(seat=0, name="Ann", ready=True, connected=True),
+               p.SeatInfo(seat=1, name="Bob", ready=True, connected=True)],
+    )  # fmt: skip
+    finished = p.Finished(ev=6, seat=1, score=60, reason="over", at=6)
+    screen = Screen(match="34679ACD", seat=0, view=view_of("1"), ends_at=1, lobby=lobby)
+    assert "Opponent Bob: waiting" in render_screen(screen, Style(False), now_ms=0)
+    screen.update(finished)
+    text = render_screen(screen, Style(False), now_ms=0)
+    assert "Opponent Bob: finished" in text and "Bob: waiting" not in text
+    screen = Screen(match="34679ACD", seat=0, view=view_of("1"), ends_at=1, lobby=lobby)
+    screen.update(p.Progress(ev=4, seat=1, leftover=60, on_grid=36, complete=2, moves=17, finished=False))
+    screen.update(finished)
+    text = render_screen(screen, Style(False), now_ms=0)
+    assert "Opponent Bob: leftover 60, on grid 36, complete 2, moves 17 finished" in text
+
+
 def test_completion_offers_legal_moves_and_commands() -> None:
     legal = view_of("1", ["T"]).legal
     assert completions("", legal)[: len(legal)] == legal
