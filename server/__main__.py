@@ -105,10 +105,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
     logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.log.upper() != "DEBUG":  # a line for every connection and HTTP request is noise
         logging.getLogger("websockets").setLevel(logging.WARNING)
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings) if f.name not in NOT_OPTIONS}
-    for name, value in given.items():
-        if isinstance(Settings.__dataclass_fields__[name].default, tuple):
-            given[name] = tuple(value or ())
+    given: dict[str, typing.Any] = {}
+    for f in dataclasses.fields(Settings):
+        if f.name not in NOT_OPTIONS:
+            value = getattr(args, f.name)
+            given[f.name] = tuple(value or ()) if isinstance(f.default, tuple) else value  # repeated
     if given["burst"] is None:
         given["burst"] = max(10, int(args.rate_per_s * 2))
     settings = Settings(
