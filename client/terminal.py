@@ -272,8 +272,8 @@ def progress_line(screen: Screen, seat: int, style: Style) -> str:
     away = style(" (away)", 31) if _away(screen, seat) else ""
     finished = seat in screen.ended or (prog is not None and prog.finished)  # ``finished`` says so first
     done = style(" finished", 32) if finished else away
-    if prog is None:
-        return f"{name}:{done or ' waiting'}"  # no move made yet (or none heard of): not "waiting" once over
+    if prog is None:  # no move made yet (or none heard of): not "waiting" once its game is over
+        return f"{name}:{done}" if finished else f"{name}: waiting{away}"
     return f"{name}: leftover {style(str(prog.leftover), 1)}, on grid {prog.on_grid}, complete {prog.complete}, moves {prog.moves}{done}"
 
 
