@@ -14,12 +14,14 @@ import contextlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
-from websockets.protocol import State
+from websockets.frames import Frame, Opcode
+from websockets.protocol import Event, State
 from websockets.server import ServerProtocol
 
 from . import protocol as p
@@ -44,6 +46,13 @@ class Socket(ServerConnection):
     bound the sockets that never finish one. A socket the gate refuses keeps
     its ``refusal`` for ``Http.process_request`` to answer with; one it drops
     is aborted at once.
+
+    A ping is answered by websockets itself (the pong is written before the
+    frame reaches ``process_event``), outside ``read_frames``: ``on_ping``,
+    which ``read_frames`` sets while it reads the connection, counts each
+    against the connection's frame rate all the same, so a ping flood is
+    refused and closed as a flood of messages is. Pongs (answers to the
+    server's own keepalive pings) are not counted.
     """
 
     def __init__(
@@ -63,6 +72,12 @@ class Socket(ServerConnection):
         self._key: str | None = None  # its address (None: not counted per address)
         self._opening = False
         self._counted = False
+        self.on_ping: Callable[[], object] | None = None  # a ping received (``read_frames``)
+
+    def process_event(self, event: Event) -> None:
+        super().process_event(event)
+        if self.on_ping is not None and isinstance(event, Frame) and event.opcode is Opcode.PING:
+            self.on_ping()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -189,6 +204,26 @@ class Connection:
         self._sending = False  # the writer task is inside ws.send
         self._writer = asyncio.create_task(self._drain())
         self._closer: asyncio.Task[None] | None = None
+        self.flood_close: asyncio.Task[None] | None = None  # its close for flooding (1008), once begun
+
+    def too_fast(self, count_refusal: Callable[[ErrorCode], None]) -> bool:
+        """Whether a frame (a message or a ping) received now is refused, per ``FrameRate`` (server/flood.py).
+
+        A refused frame is counted (``count_refusal``), told ``rate_limited``
+        at most once a second, and a flood closed with 1008; once that close
+        has begun, every frame is refused, uncounted.
+        """
+        if self.flood_close is not None:
+            return True
+        verdict = self.rate.frame(time.monotonic())
+        if verdict is Verdict.RUN:
+            return False
+        count_refusal(ErrorCode.RATE_LIMITED)
+        if verdict is Verdict.CLOSE:
+            self.flood_close = asyncio.create_task(self.ws.close(CLOSE_POLICY, "flooding"))
+        elif verdict is Verdict.TELL:
+            self.send(p.Error(code=ErrorCode.RATE_LIMITED, message="too many messages; slow down"))
+        return True
 
     def send(self, message: p.Outgoing) -> None:
         self.send_many((p.encode(message),))
@@ -261,22 +296,17 @@ async def read_frames(
 ) -> None:
     """Run the connection's messages in order until it closes; refuse what is malformed or too fast.
 
-    Too fast is ``FrameRate``'s to say (server/flood.py): a flood is closed with 1008.
+    Too fast is ``FrameRate``'s to say (server/flood.py), for its messages
+    and its pings alike (``Socket.on_ping``): a flood is closed with 1008.
     """
     ws = conn.ws
-    closing: asyncio.Task[None] | None = None
+    socket = ws if isinstance(ws, Socket) else None
+    if socket is not None:
+        socket.on_ping = partial(conn.too_fast, count_refusal)
     try:
         async for frame in ws:
-            if closing is not None:
-                continue  # keep reading, or a full receive queue stalls the close handshake
-            verdict = conn.rate.frame(time.monotonic())
-            if verdict is not Verdict.RUN:
-                count_refusal(ErrorCode.RATE_LIMITED)
-                if verdict is Verdict.CLOSE:
-                    closing = asyncio.create_task(ws.close(CLOSE_POLICY, "flooding"))
-                elif verdict is Verdict.TELL:
-                    conn.send(p.Error(code=ErrorCode.RATE_LIMITED, message="too many messages; slow down"))
-                continue
+            if conn.too_fast(count_refusal):
+                continue  # keep reading while a flood closes, or a full receive queue stalls the handshake
             try:
                 message = p.parse_client(frame)
             except Refused as exc:
@@ -287,5 +317,7 @@ async def read_frames(
     except ConnectionClosed:
         pass
     finally:
-        if closing is not None:
-            await asyncio.gather(closing, return_exceptions=True)
+        if socket is not None:
+            socket.on_ping = None
+        if conn.flood_close is not None:
+            await asyncio.gather(conn.flood_close, return_exceptions=True)

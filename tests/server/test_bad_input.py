@@ -7,8 +7,8 @@ import contextlib
 
 import pytest
 from race import MakeAppT, Race, client, start_race
-from websockets.exceptions import InvalidStatus
-from wsclient import Closed, WsClient
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from wsclient import TIMEOUT, Closed, WsClient
 
 from server.app import App
 from server.store.redis import RedisStore
@@ -250,6 +250,44 @@ async def test_flood_is_rate_limited_then_closed_only_when_it_persists(make_app:
     resumed = await a2.request({"type": "resume", "match": race.code, "token": race.tokens[0]}, "resumed")
     assert resumed["last_seq"] == app.hub.live[race.code].match.seat(0).last_seq
     assert resumed["view"]["moves"] == resumed["last_seq"]
+
+
+async def test_a_ping_flood_is_closed_like_a_message_flood_and_the_others_play_on(
+    make_app: MakeAppT,
+) -> None:
+    """websockets answers pings itself, each a pong written: they count against the frame rate all the same."""
+    app = await make_app(rate_per_s=1.0, burst=20, flood_limit=30)
+    race = await start_race(app)
+    flooder = await client(app)
+    await flooder.request({"type": "hello"}, "welcome")
+    with contextlib.suppress(ConnectionClosed):
+        for n in range(2000):  # not waiting for the pongs
+            await flooder.ws.ping(str(n))
+    assert await flooder.closed() == 1008
+    assert flooder.ws.close_reason == "flooding"
+    assert [(m["type"], m["code"]) for m in flooder.received[1:2]] == [("error", "rate_limited")]
+    assert app.metrics.rejects.labels("rate_limited")._value.get() > 30
+    await still_serving(app, race)
+
+
+async def test_keepalive_pings_are_answered_and_pongs_never_counted(make_app: MakeAppT) -> None:
+    """The server's own pings' pongs cost the client nothing; a client's ping past its rate still gets its pong."""
+    app = await make_app(rate_per_s=0.001, burst=3, flood_limit=10)
+    c = await client(app)
+    await c.request({"type": "hello"}, "welcome")
+    [conn] = app.connections
+    for _ in range(50):  # the server's keepalive, many times over: 50 pongs read
+        await asyncio.wait_for(await conn.ws.ping(), TIMEOUT)
+    refused = app.metrics.rejects.labels("rate_limited")
+    assert refused._value.get() == 0
+    for _ in range(2):
+        await c.send({"type": "hello"})
+    await c.expect("welcome")
+    await c.expect("welcome")  # its burst spent: what follows is refused
+    await asyncio.wait_for(await c.ws.ping(), TIMEOUT)  # refused, counted, and answered all the same
+    assert refused._value.get() == 1
+    assert (await c.expect("error"))["code"] == "rate_limited"  # told, as a message past the rate is
+    assert conn.flood_close is None
 
 
 async def test_origin_allowlist(make_app: MakeAppT) -> None:
