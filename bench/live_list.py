@@ -7,9 +7,14 @@ are listed, then timed, each the mean of ``--rounds``:
 
 - a process's write: all its changed listings in one ``list_races`` (the
   worst case, every race changed within the last 2 s: a move each);
-- a follower refresh on one process: reading the whole list and building a
-  page of 50 (newest first, and closest first), what ``LiveRaces.refresh``
-  does every 2 s while someone follows the list there;
+- a follower refresh on one process (``LiveRaces.refresh``, with a follower
+  of a page of 50 newest first and one closest first): reading the whole
+  list and building both pages, what it does every 2 s while someone follows
+  the list there;
+- a follower's ask (``live``) between two refreshes, on ``LiveRaces`` itself:
+  each asks for a page not built yet since the last read (limits 1 to 100,
+  each in both orders, from the lowest: a client's worst case, one frame
+  each), the read itself not counted (its period made long);
 - the baseline, in the same run on the same store: reading one match's log
   of 100 events (what a spectator's ``watch`` or a reload reads).
 
@@ -30,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server import protocol as p  # noqa: E402
-from server.live_races import current, frame, ranked  # noqa: E402
+from server.live_races import Follower, LiveRaces  # noqa: E402
 from server.match.events import Moved, Numbers, Opened  # noqa: E402
 from server.store import Store, open_store  # noqa: E402
 from tests.conftest import RedisServer  # noqa: E402
@@ -102,23 +107,38 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
     async def write() -> None:
         await store.list_races(races(n, next(k)))
 
-    pages: dict[str, bytes] = {}
+    class Quiet:  # a follower here: its pages are built, not written anywhere
+        version = 2
 
-    async def refresh() -> None:  # what LiveRaces.refresh does, for a follower of each order
-        listed, _ = current(await store.live_races(), 0)
-        pages.update(
-            {
-                order: frame(ranked(listed, order, PAGE), order, PAGE, len(listed))
-                for order in ("newest", "closest")
-            }
-        )
+        def __init__(self, id: str) -> None:
+            self.id = id
+
+        def send(self, message: object) -> None:
+            pass
+
+    followed = LiveRaces(store, lambda: 0, EVERY_S)
+    for order in ("newest", "closest"):
+        followed.followers[order] = Follower(Quiet(order), order, PAGE)  # type: ignore[arg-type]
+
+    async def refresh() -> None:  # a period's refresh, with a follower of each order: LiveRaces.refresh
+        for f in followed.followers.values():
+            f.last = b""
+        await followed.refresh()
 
     async def baseline() -> None:
         await store.events(match)
 
+    live = LiveRaces(store, lambda: 0, every_s=3600.0)  # one read, then only asks
+    await live.follow(Quiet("asker"), p.LiveRequest())  # type: ignore[arg-type]
+    asks = iter([p.LiveRequest(order=o, limit=n) for n in range(1, 101) for o in ("newest", "closest")])
+
+    async def ask() -> None:
+        await live.follow(Quiet("asker"), next(asks))  # type: ignore[arg-type]
+
     w_wall, w_cpu = await timed(rounds, write)
     r_wall, r_cpu = await timed(rounds, refresh)
     b_wall, b_cpu = await timed(rounds * 5, baseline)
+    a_wall, a_cpu = await timed(200, ask)
     print(f"{name}: {n} listed races")
     print(
         f"  write of all {n} changed listings: {w_wall * 1000:7.2f} ms wall, {w_cpu * 1000:7.2f} ms CPU here "
@@ -126,7 +146,11 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
     )
     print(
         f"  refresh (read all, two pages of {PAGE}): {r_wall * 1000:7.2f} ms wall, {r_cpu * 1000:7.2f} ms CPU "
-        f"= {r_cpu / EVERY_S * 100:.1f}% of a core; a page is {len(pages['newest']):,} bytes"
+        f"= {r_cpu / EVERY_S * 100:.1f}% of a core; a page is {len(followed.followers['newest'].last):,} bytes"
+    )
+    print(
+        f"  an ask for a page not built since the read (200 of them): {a_wall * 1000:7.3f} ms wall, "
+        f"{a_cpu * 1000:7.3f} ms CPU; at a client's 30 frames a second, {a_cpu * 30 * 100:.1f}% of a core"
     )
     print(
         f"  baseline, one match's log of 100 events: {b_wall * 1000:7.2f} ms wall, {b_cpu * 1000:7.2f} ms CPU"

@@ -12,7 +12,8 @@ putting it back. Every process reads the same list from the store.
 A client asks with ``live`` and is sent the list again whenever it changed,
 every ``live_every_s`` at most, until ``live_stop`` or its connection
 closes. A process reads the store only while someone here follows
-the list, and builds each page (order, length) once for all its followers.
+the list (once a period, whatever they ask), ranks each order once a read,
+and builds each page (order, length) once for all its followers.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class LiveRaces:
     _changed: dict[str, LiveMatch] = field(default_factory=dict)
     _stale: set[str] = field(default_factory=set)  # listed long past their end: taken off at the next write
     # The list as last read (loop time, races); the JSON of its first races by order (``ranked``),
-    # as deep as its followers' longest page; and the frames built from them, by (order, limit).
+    # as deep as the longest page; and the frames built from them, by (order, limit).
     _read: tuple[float, list[Listing]] | None = None
     _ranked: dict[p.LiveOrder, list[bytes]] = field(default_factory=dict)
     _pages: dict[tuple[p.LiveOrder, int], bytes] = field(default_factory=dict)
@@ -212,8 +213,9 @@ class LiveRaces:
         follower (``only``) is sent the pages of the last read while it is less
         than a period old: each ``live`` read and sorted the whole list (every
         race of every process), and a client can send 30 a second. Each order's
-        races become models once, as deep as the longest page followed; a page
-        of each length is their JSON joined (``frame``).
+        first races become models once a read, as deep as the longest page
+        (``_ranked_for``); a page of each length is their JSON joined
+        (``frame``), built once a read.
         """
         followers = [f for conn, f in self.followers.items() if only is None or conn in only]
         if not followers:
@@ -227,20 +229,25 @@ class LiveRaces:
         for f in followers:
             key = (f.order, f.limit)
             if key not in built:
-                built[key] = frame(self._ranked_for(f.order, f.limit), f.order, f.limit, len(races))
+                built[key] = frame(self._ranked_for(f.order), f.order, f.limit, len(races))
             page = built[key]
             if page != f.last:
                 f.last = page
                 f.peer.send(page)
 
-    def _ranked_for(self, order: p.LiveOrder, limit: int) -> list[bytes]:
-        """The last read's first races in ``order``, at least ``limit`` deep (as deep as any follower's page)."""
+    def _ranked_for(self, order: p.LiveOrder) -> list[bytes]:
+        """The last read's first races in ``order``, as deep as the longest page (``p.LIVE_LIMIT``).
+
+        Ranked once a read, whatever pages are asked: ranked only as deep as
+        the pages followed, a ``live`` asking for a longer page than any
+        before ranked the whole list again (3 ms at 10,000 races, each of
+        a client's 30 frames a second: docs/benchmarks.md, "The live list's
+        pages").
+        """
         assert self._read is not None
-        races = self._read[1]
         have = self._ranked.get(order)
-        if have is None or len(have) < min(limit, len(races)):
-            depth = max(f.limit for f in self.followers.values() if f.order == order)
-            have = self._ranked[order] = ranked(races, order, max(depth, limit))
+        if have is None:
+            have = self._ranked[order] = ranked(self._read[1], order, p.LIVE_LIMIT)
         return have
 
     async def run(self) -> None:

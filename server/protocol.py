@@ -248,6 +248,7 @@ class QuickCancel(Message):
 
 #: How the list of live races is ordered: the newest first, or the closest races (cards left) first.
 LiveOrder = Literal["newest", "closest"]
+LIVE_LIMIT = 100  # the longest page of the live list
 
 
 class LiveRequest(Message):
@@ -255,7 +256,7 @@ class LiveRequest(Message):
 
     type: Literal["live"] = "live"
     order: LiveOrder = "newest"
-    limit: int = Field(default=20, ge=1, le=100)
+    limit: int = Field(default=20, ge=1, le=LIVE_LIMIT)
 
 
 class LiveStop(Message):

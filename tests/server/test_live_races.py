@@ -20,7 +20,7 @@ from server.engine import Game
 from server.live import LiveMatch
 from server.live_races import WRITE_SLICE, Follower, LiveRaces, listed, top
 from server.match import Duplicate, Match
-from server.protocol import CODE_ALPHABET, CODE_LENGTH, Live, LiveRace, LiveRacer, encode, now_ms
+from server.protocol import CODE_ALPHABET, CODE_LENGTH, LIVE_LIMIT, Live, LiveRace, LiveRacer, encode, now_ms
 from server.store import Store, open_store
 
 Backend = dict[str, str]
@@ -241,7 +241,7 @@ async def test_a_refresh_makes_models_of_the_pages_races_only(
     assert newest["total"] == closest["total"] == listed
     assert [r["started_at"] for r in newest["races"]] == [now - n for n in range(20)]
     assert {r["racers"][1]["leftover"] - r["racers"][0]["leftover"] for r in closest["races"]} == {0}
-    assert built[0] + built_json[0] <= 2 * 20  # the two pages' races, not the 2,000 listed
+    assert built[0] + built_json[0] <= 2 * LIVE_LIMIT  # the longest page's races, not the 2,000 listed
     await store.close()
 
 
@@ -270,3 +270,26 @@ async def test_followers_of_every_page_length_cost_one_page_of_models_an_order(
         shown = [LiveRace.model_validate(r) for r in top(listings, order, limit)]  # type: ignore[arg-type]
         assert pages == [encode(Live(order=order, races=shown, total=500))]  # type: ignore[arg-type]
     await store.close()
+
+
+async def test_asking_for_every_page_between_two_reads_ranks_each_order_once(
+    make_app: MakeAppT, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranked only as deep as the pages followed, each ``live`` asking for a longer page ranked the
+    whole list again: a cheap frame, 3 ms of the loop at 10,000 races (docs/benchmarks.md, "The live
+    list's pages"). Now the list is read once a period and each order ranked once a read, whatever
+    the followers ask."""
+    app = await make_app(rate_per_s=1000.0, burst=1000, live_every_s=3600.0, **backend)
+    listed = 300
+    await list_many(app.store, app.clock(), listed)
+    reads = count_calls(monkeypatch, app.store, "live_races")
+    ranks = count_calls(monkeypatch, live_races, "ranked")
+    c = await client(app)
+    for limit in range(1, LIVE_LIMIT + 1):
+        for order in ("newest", "closest"):
+            page = await c.request({"type": "live", "order": order, "limit": limit}, "live", order=order)
+            assert (len(page["races"]), page["total"]) == (limit, listed)
+    assert (reads[0], ranks[0]) == (1, 2)
+    listings, _ = live_races.current(await app.store.live_races(), app.clock())
+    shown = [LiveRace.model_validate(r) for r in top(listings, "closest", LIVE_LIMIT)]
+    assert page == json.loads(encode(Live(order="closest", races=shown, total=listed)))
