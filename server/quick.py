@@ -128,7 +128,9 @@ class QuickRaces:
         await self._notify({"kind": "joined"})
 
     async def _check_free(self, player: str) -> None:
-        """Refused while the player's last quick race goes on, or just after they failed to show up for it."""
+        """Refused while the player's game in their last quick race goes on, or just after they failed to
+        show up for it. A game over (resigned, finished) no longer counts, the race decided or not: a
+        resigner races again while the other plays on, but nobody holds two quick seats still playing."""
         ctx = self._ctx
         code = await ctx.store.queue_paired(player)
         if code is None:

@@ -96,6 +96,33 @@ async def test_a_paired_racer_who_never_readies_is_dropped_and_the_other_goes_ba
     await queue(bob)
 
 
+async def test_a_resigner_who_went_home_races_anyone_again_while_the_other_plays_on(app: App) -> None:
+    """Her seat's game is over: it no longer counts as a quick race going. A seat still playing does,
+    for every connection of its player: nobody holds two quick seats that still play."""
+    (ann, ann_id), (bob, bob_id), (cat, _) = [await player(app, n) for n in ("Ann", "Bob", "Cat")]
+    await queue(ann)
+    await queue(bob)
+    first = await start_quick(app, ann, bob)
+    refused = await ann.request({"type": "quick"}, "error")  # still playing it
+    assert refused["code"] == "not_allowed" and first in refused["message"]
+    await ann.request({"type": "resign"}, "finished")
+    await ann.send({"type": "leave"})
+    await ann.close()  # home, and gone
+    ann = await again(app, ann_id)
+    await queue(ann)
+    bobs_tab = await again(app, bob_id)
+    refused = await bobs_tab.request({"type": "quick"}, "error")  # Bob plays on: his seat counts
+    assert refused["code"] == "not_allowed" and first in refused["message"]
+    await queue(cat)
+    second = await start_quick(app, ann, cat)
+    assert app.hub.live[first].match.status == "playing"  # undecided: Bob still plays it
+    anns_tab = await again(app, ann_id)
+    refused = await anns_tab.request({"type": "quick"}, "error")  # the new race is hers, playing
+    assert refused["code"] == "not_allowed" and second in refused["message"]
+    await cat.request({"type": "resign"}, "finished")
+    await queue(cat)  # her game is over too, the race still undecided
+
+
 async def test_two_connections_of_a_player_hold_one_place(app: App) -> None:
     (tab1, ann), (bob, _) = await player(app, "Ann"), await player(app, "Bob")
     first = await queue(tab1)
@@ -193,6 +220,26 @@ async def test_players_on_two_processes_are_paired_and_race(make_app: MakeAppT, 
     async with asyncio.timeout(5):  # the pairing process opened it, and let it go: it follows no race
         while code in pairing.hub.live:
             await asyncio.sleep(0.01)
+
+
+async def test_a_resigner_comes_back_on_another_process_and_races_anyone_again(
+    make_app: MakeAppT, shared_url: str
+) -> None:
+    """The other process reads her race from the store: her seat's game is over, Bob's is not."""
+    shared = {"store_url": shared_url, "bus_url": shared_url, "rate_per_s": 1000.0, "burst": 1000}
+    one = await make_app(**shared)
+    two = await make_app(**shared, quick_pair_every_s=0)
+    (ann, ann_id), (bob, bob_id) = await player(one, "Ann"), await player(one, "Bob")
+    await queue(ann)
+    await queue(bob)
+    code = await start_quick(one, ann, bob)
+    await ann.request({"type": "resign"}, "finished")
+    await ann.close()
+    ann = await again(two, ann_id)
+    await queue(ann)
+    refused = await (await again(two, bob_id)).request({"type": "quick"}, "error")
+    assert refused["code"] == "not_allowed" and code in refused["message"]
+    assert one.hub.live[code].match.status == "playing"
 
 
 async def test_a_round_reads_and_pairs_the_longest_waiting_window_only(
