@@ -360,4 +360,5 @@ class SharedData:
 
     async def live_races(self) -> list[bytes]:
         s = self._store
-        return list((await s.call(s.client.hgetall(live_key("races")))).values())
+        values: list[bytes] = await s.call(s.client.hvals(live_key("races")))  # not HGETALL: half the reply
+        return values
