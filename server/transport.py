@@ -36,6 +36,9 @@ from .store import PlayerRecord
 OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
 WRITE_BUFFER_LIMIT = 64 * 1024  # unsent bytes past which frames wait in the outbox instead
 CLOSE_POLICY = 1008
+#: Seconds a flooder is given to answer the close (1008) before its socket is dropped: websockets waits
+#: 10 s by default, reading (and answering every ping) all along, for a client that never answers.
+FLOOD_CLOSE_S = 2.0
 
 
 class Socket(ServerConnection):
@@ -211,7 +214,8 @@ class Connection:
 
         A refused frame is counted (``count_refusal``), told ``rate_limited``
         at most once a second, and a flood closed with 1008; once that close
-        has begun, every frame is refused, uncounted.
+        has begun, every frame is refused, uncounted, and the socket is dropped
+        if the client has not answered the close within ``FLOOD_CLOSE_S``.
         """
         if self.flood_close is not None:
             return True
@@ -220,6 +224,7 @@ class Connection:
             return False
         count_refusal(ErrorCode.RATE_LIMITED)
         if verdict is Verdict.CLOSE:
+            self.ws.close_timeout = FLOOD_CLOSE_S  # read when the close begins
             self.flood_close = asyncio.create_task(self.ws.close(CLOSE_POLICY, "flooding"))
         elif verdict is Verdict.TELL:
             self.send(p.Error(code=ErrorCode.RATE_LIMITED, message="too many messages; slow down"))

@@ -7,11 +7,13 @@ import contextlib
 
 import pytest
 from race import MakeAppT, Race, client, start_race
+from test_http_edges import UPGRADE
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from wsclient import TIMEOUT, Closed, WsClient
 
 from server.app import App
 from server.store.redis import RedisStore
+from server.transport import FLOOD_CLOSE_S
 
 
 @pytest.fixture
@@ -268,6 +270,44 @@ async def test_a_ping_flood_is_closed_like_a_message_flood_and_the_others_play_o
     assert [(m["type"], m["code"]) for m in flooder.received[1:2]] == [("error", "rate_limited")]
     assert app.metrics.rejects.labels("rate_limited")._value.get() > 30
     await still_serving(app, race)
+
+
+async def test_a_flooder_that_never_answers_the_close_is_dropped_soon(make_app: MakeAppT) -> None:
+    """websockets waits 10 s for the client's close, reading and answering every ping meanwhile: a
+    flooder that ignores the 1008 had 10 s more of pongs. Now its socket goes FLOOD_CLOSE_S after."""
+    app = await make_app(rate_per_s=1.0, burst=5, flood_limit=10)
+    reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
+    writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % app.port + UPGRADE + b"\r\n")
+    async with asyncio.timeout(TIMEOUT):
+        assert b" 101 " in await reader.readline()
+        while await reader.readline() != b"\r\n":
+            pass
+
+    async def flood() -> None:  # masked pings (mask 0), whatever comes back
+        with contextlib.suppress(OSError):
+            while True:
+                writer.write(b"\x89\x80\x00\x00\x00\x00" * 20)
+                await writer.drain()
+                await asyncio.sleep(0)  # a yield, for the reads
+
+    pinging = asyncio.create_task(flood())
+    loop = asyncio.get_running_loop()
+    close: bytes | None = None
+    closed_at = gone_at = 0.0
+    try:
+        async with asyncio.timeout(TIMEOUT + FLOOD_CLOSE_S):
+            with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+                while True:  # the server's frames: unmasked, short
+                    head = await reader.readexactly(2)
+                    body = await reader.readexactly(head[1] & 0x7F)
+                    if head[0] == 0x88 and close is None:
+                        close, closed_at = body, loop.time()
+            gone_at = loop.time()
+    finally:
+        pinging.cancel()
+        writer.close()
+    assert close is not None and int.from_bytes(close[:2], "big") == 1008
+    assert gone_at - closed_at < FLOOD_CLOSE_S + 3  # it was 10 s
 
 
 async def test_keepalive_pings_are_answered_and_pongs_never_counted(make_app: MakeAppT) -> None:
