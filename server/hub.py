@@ -188,7 +188,7 @@ class Hub:
                         ) from None
                     continue
                 except Refused:  # no answer: the write may land all the same
-                    self.spawn(self.recovery.settle(lm, expected))
+                    self.recovery.settle(lm)
                     raise
                 if shift:  # placed after others' moves we had not seen: take them in first
                     decision = [with_ev(e, e.ev + shift) for e in decision]

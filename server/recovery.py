@@ -82,26 +82,27 @@ class Recovery:
                 "gave up publishing to %s; its other processes will catch up on the next event", match_id
             )
 
-    async def settle(self, lm: LiveMatch, after: int) -> None:
+    def settle(self, lm: LiveMatch) -> None:
         """Make an append that got no answer known everywhere, should it land after all.
 
         A timed-out write may still be carried out (Redis runs what it had
         queued once it is back), and then no process would hear of it: its
-        writer reported a failure and published nothing. So read the log from
-        where the append stood, once the store answers and once more a little
-        later; apply what is missing here, and publish it for the others
-        (receivers drop what they already have). A write that counts only
-        once replicated (``--redis-replicas``) is shown once that is
-        confirmed: applying it here acknowledges it to its mover.
+        writer reported a failure and published nothing. So read the log
+        again, once the store answers and once more a little later; apply what
+        is missing here, and publish it for the others (receivers drop what
+        they already have). A write that counts only once replicated
+        (``--redis-replicas``) is shown once that is confirmed: applying it
+        here acknowledges it to its mover. The read starts at the copy's last
+        event as it stood when the write failed, as a catch-up's does: a log
+        without it, or with another event there, is another history, and the
+        copy is reloaded from it rather than folded onto it.
         """
-        for pause in (0.0, SETTLE_AGAIN_S):
-            await asyncio.sleep(pause)
-            events = await self._read_log(lm, after)
-            if not events or not await self._confirmed(lm):
-                continue
-            async with lm.lock:
-                self._host.apply(lm, events)
-            await self._host.publish(lm.match.id, events)
+        self._host.spawn(self._settle(lm, lm.match, lm.match.last_event))
+
+    async def _settle(self, lm: LiveMatch, copy: Match, seen: Event) -> None:
+        await self._check(lm, copy, seen, settling=True)
+        await asyncio.sleep(SETTLE_AGAIN_S)
+        await self._check(lm, lm.match, lm.match.last_event, settling=True)
 
     async def _confirmed(self, lm: LiveMatch) -> bool:
         """Whether the log as read is as safe as an acknowledged append, asking while the match is here."""
@@ -171,8 +172,21 @@ class Recovery:
         the players have resumed onto it; reloading then would only close
         their connections once more.
         """
+        await self._check(lm, copy, seen, tell_others=tell_others)
+
+    async def _check(
+        self, lm: LiveMatch, copy: Match, seen: Event, *, tell_others: bool = True, settling: bool = False
+    ) -> None:
+        """Read the log from ``seen``, ``copy``'s last event: fold on what follows it, or reload if it is not there.
+
+        The one path of a catch-up and a settle (``settling``: what the read
+        finds past the copy is confirmed first, and published once folded).
+        """
         while True:
             events = await self._read_log(lm, seen.ev - 1)
+            news = settling and len(events) > 1 and holds_at_its_number(events, seen) is True
+            if news and not await self._confirmed(lm):
+                return
             async with lm.lock:
                 if not self._host.holds(lm):
                     return
@@ -181,7 +195,10 @@ class Recovery:
                     continue
                 if not self._fold(lm, events, seen):
                     await self.try_reload(lm, tell_others=tell_others)
-                return
+                    return
+            if news:
+                await self._host.publish(lm.match.id, events[1:])  # the first is ``seen``
+            return
 
     async def reload(self, lm: LiveMatch, *, tell_others: bool = True) -> None:
         """Rebuild this process's copy of a match from the store, which lost events applied here.

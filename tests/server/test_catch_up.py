@@ -118,3 +118,29 @@ async def test_a_command_that_meets_a_log_written_past_a_stale_copy_reloads_it(
         "seated",
         "connected",
     ]
+
+
+async def test_a_write_settled_after_no_answer_reloads_a_copy_the_log_went_past(
+    make_app: MakeAppT, backend: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store write that got no answer is settled by reading the log from the copy's last event.
+
+    Before, the settle read on from the copy's ``ev`` and folded the log's
+    ev 4 onto the stale copy (Bob's seat, Cy's connection): two histories in
+    one match, where the catch-ups reload.
+    """
+    app = await make_app(**backend)
+    lm, connected = await stale_copy_of_a_log_written_past_it(app, "UNHEARD9")
+
+    async def no_answer(*args: Any, **kwargs: Any) -> int:
+        raise StoreUnavailable("the store did not answer")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(app.store, "append", no_answer)
+        with pytest.raises(Refused) as refused:
+            await app.hub.execute(lm, lambda m: m.decide_ready(0, app.clock()))
+    assert refused.value.code is ErrorCode.UNAVAILABLE  # settled in the background
+    async with asyncio.timeout(10):
+        while lm.match.ev < 4:
+            await asyncio.sleep(0.01)
+    assert lm.match.seat(1).name == "Cy" and lm.match.last_event == connected[0]
