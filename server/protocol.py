@@ -194,7 +194,14 @@ class HintRequest(Message):
 
 
 class UndoRequest(Message):
+    """Practice: take back the last play. v2: ``seq``, if given, numbers it among the seat's moves.
+
+    A resend of a seq the seat holds as an undo is answered with its first
+    ``undone`` again, and undoes nothing more (a v1 ``undo`` has no seq).
+    """
+
     type: Literal["undo"] = "undo"
+    seq: int | None = Field(default=None, ge=1, le=100_000, strict=True)
 
 
 class DailyRequest(Message):

@@ -21,7 +21,7 @@ from ..hub import new_code, new_token
 from ..live import LiveMatch
 from ..match import Duplicate, Event, Match
 from ..match.events import SeatTaken, holds_at_its_number
-from ..match.render import ack_again, missed_events, resumed, watching
+from ..match.render import ack_again, missed_events, resumed, undone_again, watching
 from ..match.state import hash_token
 from ..seating import seated, take_seat, unbind
 from ..store import shown_rating
@@ -256,7 +256,12 @@ async def on_hint(ctx: Context, client: Client, msg: p.HintRequest) -> None:
 
 @routes.handles(p.UndoRequest)
 async def on_undo(ctx: Context, client: Client, msg: p.UndoRequest) -> None:
-    await _execute(ctx, client, Match.decide_undo)
+    if msg.seq is not None and client.version == 1:
+        raise Refused(ErrorCode.BAD_MESSAGE, "an undo takes a seq in protocol v2 only")
+    lm, seat = seated(client)
+    decision = await ctx.hub.execute(lm, lambda m: m.decide_undo(seat, ctx.clock(), msg.seq))
+    if isinstance(decision, Duplicate):  # a resend of an undo applied: its first answer again
+        client.send(undone_again(lm.match, seat, decision.seq))
 
 
 async def _execute(ctx: Context, client: Client, decide: Callable[[Match, int, int], list[Event]]) -> None:

@@ -151,6 +151,9 @@ class Moved:
         ).decode()
 
 
+UNDO = "undo"  # what a seq numbered when it was an undo (v2), not a move: no move is written so
+
+
 class TookBack(_Event):
     """Practice: the seat took its last play back."""
 
@@ -158,6 +161,8 @@ class TookBack(_Event):
     seat: int
     moves: list[str] = []  # what was taken back: the play, with any automatic swaps
     numbers: Numbers
+    # v2's undo with a seq: its number among the seat's moves (a seqless one's event reads as before)
+    seq: int | None = Field(default=None, exclude_if=lambda seq: seq is None)
 
 
 class Ended(_Event):

@@ -19,6 +19,7 @@ from .. import daily
 from .. import protocol as p
 from ..engine import Game, Move
 from .events import (
+    UNDO,
     CalledOff,
     Connected,
     CountdownStarted,
@@ -262,15 +263,31 @@ def _ack(game: Game, play: Play, version: int, seq: int, ev: int, view: dict[str
 
 
 def ack_again(m: Match, seat: int, seq: int, version: int) -> bytes:
-    """The ack of an applied seq again (a resend), as first sent: rebuilt by replaying the seat's moves (and undos) up to it."""
+    """The ack of an applied seq again (a resend), as first sent."""
+    game, recorded = _replayed(m, seat, seq)
+    return _ack(game, Play.of(game, recorded), version, seq, m.seat(seat).seq_evs[seq - 1], None)
+
+
+def undone_again(m: Match, seat: int, seq: int) -> p.Undone:
+    """The ``undone`` of an applied undo's seq again (a resend), as first sent."""
+    game, undone = _replayed(m, seat, seq)
+    view = p.View.model_validate(game.player_view())
+    return p.Undone(ev=m.seat(seat).seq_evs[seq - 1], moves=[str(move) for move in undone], view=view)
+
+
+def _replayed(m: Match, seat: int, seq: int) -> tuple[Game, list[Move]]:
+    """The seat's game as its ``seq`` left it, replaying its moves and undos, and what that seq recorded.
+
+    (Its play with any automatic swaps, or what its undo took back.)
+    """
     s = m.seat(seat)
     game = Game.new(m.seed, m.variant)
     recorded: list[Move] = []
     for n, text in enumerate(s.seq_moves[:seq], 1):
         for _ in range(s.undos_after.get(n - 1, 0)):
             game.undo()
-        recorded = game.play(text)
-    return _ack(game, Play.of(game, recorded), version, seq, s.seq_evs[seq - 1], None)
+        recorded = game.undo() if text == UNDO else game.play(text)
+    return game, recorded
 
 
 def _released_boards(

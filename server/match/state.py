@@ -23,6 +23,7 @@ from ..engine import Game, IllegalMove, InvalidMove, Move, get_variant, rating
 from ..errors import ErrorCode, Refused
 from ..protocol import Reason, Status
 from .events import (
+    UNDO,
     CalledOff,
     Connected,
     CountdownStarted,
@@ -113,12 +114,14 @@ class SeatState:
     _game: Game | None = field(default=None, repr=False)  # from the start until decided: read as ``game``
     final: FinalBoard | None = None  # from then on
     numbers: Numbers | None = None  # while playing: as of the last event applied (the list shows them)
-    seq_moves: list[str] = field(default_factory=list)  # the move of each seq, 1-based
-    seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack, 1-based
+    seq_moves: list[str] = field(default_factory=list)  # the move of each seq (or ``UNDO``), 1-based
+    seq_evs: list[int] = field(default_factory=list)  # the ev of each seq's ack (or undone), 1-based
     # Every play applied, in order (an undo takes its play back): until the decision, which hands
     # them to the replay (``Match.take_plays``).
     plays: list[Play] = field(default_factory=list)
-    undos_after: dict[int, int] = field(default_factory=dict)  # practice: seq -> undos made before the next
+    undos_after: dict[int, int] = field(
+        default_factory=dict
+    )  # practice: seq -> seqless undos made before the next
     # Spectator lag (``Match.release_held``): the cards drawn after each play not yet shown to
     # spectators, oldest first. Only the count: a v1 board is rebuilt when it is shown (v2's are
     # the kept ``plays``).
@@ -182,7 +185,7 @@ class QuickRacer:
 
 @dataclass(frozen=True, slots=True)
 class Duplicate:
-    """A resent move already applied: answer with the same ack again (``render.ack_again``)."""
+    """A resent move (or v2 undo) already applied: answer as first (``render.ack_again``, ``undone_again``)."""
 
     seat: int
     seq: int
@@ -503,18 +506,30 @@ class Match:
             events.append(CountdownStarted(ev=c(), at=now, starts_at=now + countdown))
         return events
 
-    def decide_move(self, seat: int, seq: int, text: str, now: int) -> list[Event] | Duplicate:
+    def _numbered(self, seat: int, seq: int, sent: str, now: int) -> SeatState | Duplicate:
+        """The playing seat that ``sent`` (a move's text, or ``UNDO``) takes ``seq`` of; Duplicate for a resend.
+
+        A seq the seat holds already is a resend if it holds the same there
+        (answered again, applied once); with something else, or a seq that
+        skips ahead, the client lost count (``out_of_order``).
+        """
         s = self.seat(seat)
         if 1 <= seq <= s.last_seq:
-            if not _same_move(text, s.seq_moves[seq - 1]):  # not a resend: the client lost count
+            had = s.seq_moves[seq - 1]
+            if not (had == sent if UNDO in (had, sent) else _same_move(sent, had)):
                 raise Refused(
-                    ErrorCode.OUT_OF_ORDER,
-                    f"seq {seq} was {s.seq_moves[seq - 1]}, not {text}: the next is {s.last_seq + 1}",
+                    ErrorCode.OUT_OF_ORDER, f"seq {seq} was {had}, not {sent}: the next is {s.last_seq + 1}"
                 )
             return Duplicate(seat, seq)
         s = self._playing_seat(seat, now)
         if seq != s.last_seq + 1:
             raise Refused(ErrorCode.OUT_OF_ORDER, f"expected seq {s.last_seq + 1}, got {seq}")
+        return s
+
+    def decide_move(self, seat: int, seq: int, text: str, now: int) -> list[Event] | Duplicate:
+        s = self._numbered(seat, seq, text, now)
+        if isinstance(s, Duplicate):
+            return s
         if s.last_seq >= MAX_PLAYS:
             raise Refused(ErrorCode.NOT_ALLOWED, f"a game has at most {MAX_PLAYS} moves: finish it")
         game = self.game(seat)
@@ -538,10 +553,14 @@ class Match:
         s.keep_decided(seq, recorded)
         return events
 
-    def decide_undo(self, seat: int, now: int) -> list[Event]:
+    def decide_undo(self, seat: int, now: int, seq: int | None = None) -> list[Event] | Duplicate:
+        """Take the seat's last play back; ``seq`` (v2): the undo numbered among its moves, a resend answered again."""
         if not self.practice:
             raise Refused(ErrorCode.NOT_ALLOWED, "undo is for practice games only")
-        self._playing_seat(seat, now)
+        if seq is None:
+            self._playing_seat(seat, now)
+        elif isinstance(numbered := self._numbered(seat, seq, UNDO, now), Duplicate):
+            return numbered
         game = self.game(seat)
         if not game.moves:
             raise Refused(ErrorCode.ILLEGAL, "there is no move to undo")
@@ -549,7 +568,11 @@ class Match:
         numbers = Numbers.of(game)
         for m in undone:
             game.play(m)
-        return [TookBack(ev=self.ev + 1, at=now, seat=seat, moves=[str(m) for m in undone], numbers=numbers)]
+        return [
+            TookBack(
+                ev=self.ev + 1, at=now, seat=seat, moves=[str(m) for m in undone], numbers=numbers, seq=seq
+            )
+        ]
 
     def decide_finish(self, seat: int, now: int, reason: Reason = "finish") -> list[Event]:
         self._playing_seat(seat, now)
@@ -721,7 +744,11 @@ class Match:
             if self.keeps_plays:
                 undoer.plays.pop()
             undoer.numbers = e.numbers
-            undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
+            if e.seq is None:
+                undoer.undos_after[undoer.last_seq] = undoer.undos_after.get(undoer.last_seq, 0) + 1
+            else:  # numbered: a resend of its seq is answered again (``render.undone_again``)
+                undoer.seq_moves.append(UNDO)
+                undoer.seq_evs.append(e.ev)
         elif isinstance(e, Ended):
             self.seat(e.seat).ended = e
             self.release_held()  # its racer learns nothing more: the others' boards need not wait for them

@@ -4,7 +4,7 @@ Keys (text in braces is a Redis Cluster hash tag: keys with the same tag
 share a slot, so one script may write them all):
 
 - ``grip:match:{ID}:events`` stream, entry id ``0-<ev>``: the match log.
-- ``grip:match:{ID}:seat:<n>`` stream, entry id ``0-<seq>``: accepted moves.
+- ``grip:match:{ID}:seat:<n>`` stream, entry id ``0-<seq>``: accepted moves (and v2's numbered undos).
 - ``grip:match:{ID}`` hash: variant, seed, status, times, for operators.
 - ``grip:seat:{ID}:<n>``: the connection holding the seat (its lease).
 - ``grip:result:{ID}``: the result JSON, written with the ``decided`` event.
@@ -78,12 +78,14 @@ from redis.exceptions import (
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
 from ..match.events import (
+    UNDO,
     Connected,
     CountdownStarted,
     Decided,
     Disconnected,
     Event,
     Moved,
+    TookBack,
     decode_events,
     event_json,
 )
@@ -137,9 +139,11 @@ if last ~= expected then
 end
 local base = 6
 local tops = {}
+-- a move, or an undo with a seq (v2): it takes its seat's next seq
+local function numbered(kind, seq) return kind == 'moved' or (kind == 'undone' and seq ~= '0') end
 for i = 0, n - 1 do
   local o = base + i * 7
-  if ARGV[o + 2] == 'moved' then
+  if numbered(ARGV[o + 2], ARGV[o + 5]) then
     local key, seq = KEYS[4 + tonumber(ARGV[o + 4])], tonumber(ARGV[o + 5])
     local top = tops[key] or last_id(key)
     if top >= seq then return {-1, last} end
@@ -157,9 +161,10 @@ for i = 0, n - 1 do
     ev = tostring(moved)
   end
   redis.call('XADD', events, '0-' .. ev, 'e', body, 'k', kind, 's', seat)
-  if kind == 'moved' then
+  if numbered(kind, seq) then
     redis.call('XADD', KEYS[4 + tonumber(seat)], '0-' .. seq, 'm', extra)
-  elseif kind == 'connected' then
+  end
+  if kind == 'connected' then
     redis.call('SET', KEYS[6 + tonumber(seat)], extra, 'EX', ttl)
   elseif kind == 'disconnected' then
     if redis.call('GET', KEYS[6 + tonumber(seat)]) == extra then redis.call('DEL', KEYS[6 + tonumber(seat)]) end
@@ -224,6 +229,8 @@ def _args(e: Event) -> list[Any]:
     seq, extra = 0, ""
     if isinstance(e, Moved):
         seq, extra = e.seq, e.move
+    elif isinstance(e, TookBack) and e.seq is not None:
+        seq, extra = e.seq, UNDO
     elif isinstance(e, Connected | Disconnected):
         extra = e.conn
     elif isinstance(e, Decided):
