@@ -12,7 +12,9 @@ wrap it, so the bookkeeping below exists once:
 - **Moves** are numbered 1, 2, 3, ... per match (``seq``) and kept until
   acknowledged. After a drop the seat is resumed from ``last_ev`` and every
   unacknowledged move is sent again with its own seq: the server answers an
-  applied seq with its original ack and applies it only once.
+  applied seq with its original ack and applies it only once. A practice
+  ``undo`` (v2) takes the next seq too, and goes again the same way until
+  answered (an applied one is answered with its original ``undone``).
 - **The game** (protocol v2) is the client's own ``ClientGame``: a move is
   played on it at once, before the server answers, and its ack brings only
   the cards the play revealed and the check of the position after it
@@ -34,9 +36,10 @@ wrap it, so the bookkeeping below exists once:
   same token, and moves are numbered from 1 again. A new match the server
   cannot find (``not_found``) is asked for again a few times; then the seat
   goes back to the old match's result, with a message.
-- **The server's store away** (``unavailable``): a kept command or a
-  ``hint`` refused so is sent again; a move or an ``undo`` so refused (it may
-  have landed) or a resume so answered resumes the seat again, each after a
+- **The server's store away** (``unavailable``): a kept command, a
+  ``hint`` or a (v2, numbered) ``undo`` refused so is sent again; a move or a
+  v1 ``undo`` so refused (it may have landed) or a resume so answered resumes
+  the seat again, each after a
   pause that grows (with jitter: many clients refused at once do not come
   back at once), up to ``RETRY_TRIES`` times; then the session gives up with
   an ``error`` event that says what was not done (and a request still
@@ -46,11 +49,12 @@ wrap it, so the bookkeeping below exists once:
   applied is acknowledged again, a ``ready`` or ``rematch`` given twice
   changes nothing, a second ``finish`` or ``resign`` is refused
   ``wrong_phase`` (and, for a repeat, not told), a second ``leave`` leaves
-  nothing more, a hint changes nothing. An undo is the one command the
-  server would apply twice (it has no seq): it is never sent again blindly.
-  The resume's snapshot says whether it landed (the board has fewer moves
-  than when it was sent; no move may be sent while it waits): then its
-  answer is made from the snapshot, else it is sent again.
+  nothing more, a hint changes nothing, an undo's seq counts once. A v1
+  undo is the one command the server would apply twice (it has no seq): it
+  is never sent again blindly. The resume's snapshot says whether it landed
+  (the board has fewer moves than when it was sent; no move may be sent
+  while an undo waits): then its answer is made from the snapshot, else it
+  is sent again.
 - **Spectators** (v2) rebuild each racer's board from the ``watching``
   snapshot and every ``board`` after it; a check that disagrees asks for a
   new snapshot (``watch`` again).
@@ -212,7 +216,8 @@ class Session:
         self._request_ids = 0
         # Requests refused ``unavailable`` (RETRIED), by type: their ids, until sent again or answered.
         self._asking: dict[str, int] = {}
-        self._undo_from: int | None = None  # the board's move count when the undo waiting was sent
+        self._undo_from: int | None = None  # v1: the board's move count when the undo waiting was sent
+        self._undo_seq: int | None = None  # v2: the seq of the undo waiting for its answer
         self._leaving: int | None = None  # the seat a kept ``leave`` left, until the server shows it
         # retrying what the server's store did not take: tries so far by kind (a kept command's
         # type, or RESUME), the kinds due at the next ``retry()``, the pause asked of the wrapper
@@ -340,19 +345,28 @@ class Session:
         return asked
 
     def disconnected(self) -> list[int]:
-        """The connection is gone: the ids of the requests that will never be answered on it."""
+        """The connection is gone: the ids of the requests that will never be answered (a numbered undo goes again)."""
+        undo = self._numbered_undo()
         lost = [rid for rid, _, _ in self._requests] + list(self._asking.values())
         self._new_connection()
-        return lost
+        return [rid for rid in lost if rid != undo]
 
     def _new_connection(self) -> None:
         """Nothing is asked, held, sent or awaited on the connection to come; what the old one did
-        not write is dropped (the moves and kept commands go again once the seat is held)."""
+        not write is dropped (the moves, kept commands and a numbered undo go again once the seat is held)."""
+        undo = self._numbered_undo()
         self._requests, self._out = [], []
         for asked in self._asking:
             self._tries.pop(asked, None)
-        self._asking, self._undo_from = {}, None
+        self._asking, self._undo_from = {} if undo is None else {"undo": undo}, None
         self._new_line()
+
+    def _numbered_undo(self) -> int | None:
+        """The request id of the (v2) undo waiting with its seq, sent or to be sent again; None if none."""
+        if self._undo_seq is None:
+            return None
+        asked = [rid for rid, kind, _ in self._requests if kind == "undo"]
+        return self._asking.get("undo", asked[0] if asked else None)
 
     def _new_line(self) -> None:
         """The seat is not held (yet): nothing sent so far is awaited any more, everything goes again."""
@@ -379,9 +393,9 @@ class Session:
             self._give(self._asking.pop(asked), asked, None)
 
     def _ask_again(self, asked: str) -> None:
-        """Send again a request the store did not take (``RETRIED``), under its first id."""
+        """Send again a request the store did not take (``RETRIED``), or a numbered undo, under its first id."""
         self._requests.append((self._asking.pop(asked), asked, ANSWERS[RETRIED[asked]]))
-        self._out.append(RETRIED[asked]())
+        self._out.append(p.UndoRequest(seq=self._undo_seq) if asked == "undo" else RETRIED[asked]())
 
     def _give(self, request: int, asked: str, msg: p.Message | None) -> None:
         """Request ``request`` (of type ``asked``) is over: answered with ``msg`` (None: forgotten)."""
@@ -390,7 +404,7 @@ class Session:
         if asked in RETRIED:
             self._tries.pop(asked, None)
         if asked == "undo":
-            self._undo_from = None
+            self._undo_from = self._undo_seq = None
 
     def hello(self) -> int:
         return self.request(p.Hello(v=self.version, name=self.name, player=self.player, key=self.key))
@@ -414,7 +428,7 @@ class Session:
         ``InvalidMove`` (nothing sent) for a move the rules refuse. While
         ``trusting``, a refusal may be lifted by a card still to be revealed.
         """
-        if self._undo_from is not None:
+        if self._undo_from is not None or self._undo_seq is not None:
             raise ClientError("an undo is on its way; play once it is answered")
         if self.version != 1 and self.game is not None:
             recorded = self.game.play(text)
@@ -449,15 +463,21 @@ class Session:
     def undo(self) -> int:
         """Practice: take back the last play (with its automatic moves); the request's id.
 
-        ClientError while the seat is being taken back, or while moves or
-        another undo wait for their answers: whether an undo the store may
-        have missed landed is read off the board's count of moves, which
-        nothing else may change meanwhile.
+        v2 numbers it with the moves (the next seq), so it is sent again like
+        them until answered: after a drop, or a pause when the store did not
+        answer. v1's has no seq: whether one the store may have missed landed
+        is read off the board's count of moves. ClientError while the seat is
+        being taken back, or while moves or another undo wait for their
+        answers (nothing else may change the board meanwhile).
         """
         if self.token is not None and not self.holding:
             raise ClientError("the seat is being resumed; undo again once it is back")
-        if self.unacked or self._undo_from is not None:
+        if self.unacked or self._undo_from is not None or self._undo_seq is not None:
             raise ClientError("moves or an undo are still on their way; undo once they are answered")
+        if self.version != 1:
+            self._undo_seq = self.next_seq
+            self.next_seq += 1
+            return self.request(p.UndoRequest(seq=self._undo_seq))
         view = self.view
         self._undo_from = None if view is None else view.moves
         return self.request(p.UndoRequest())
@@ -509,7 +529,7 @@ class Session:
         elif isinstance(msg, p.Board | p.BoardV2):
             self._on_board(msg)
         elif isinstance(msg, p.Undone):
-            self._snapshot(msg.view, self._confirmed)
+            self._snapshot(msg.view, self._undo_seq or self._confirmed)
         elif isinstance(msg, Rejected) and not self._on_rejected(msg):
             return
         elif isinstance(msg, p.Error) and msg.code == p.ErrorCode.TAKEN_OVER:
@@ -542,14 +562,15 @@ class Session:
     def _ask_later(self, request: int, asked: str, refused: p.Error) -> bool:
         """A request refused: True when it is to be asked again (``RETRIED``, refused ``unavailable``).
 
-        A hint goes again after a pause. An undo may have landed all the
-        same: the seat is resumed after a pause, and its snapshot says
-        (``_undo_landed``); until then later moves wait, as after a move so refused.
+        A hint, or an undo with its seq, goes again after a pause. A v1 undo
+        may have landed all the same: the seat is resumed after a pause, and
+        its snapshot says (``_undo_landed``); until then later moves wait, as
+        after a move so refused.
         """
         if refused.code != p.ErrorCode.UNAVAILABLE or asked not in RETRIED or self.token is None:
             return False
         self._asking[asked] = request
-        if asked != "undo":
+        if asked != "undo" or self._undo_seq is not None:
             self._again(asked, f"the {asked}")
         else:
             self._new_line()
@@ -557,7 +578,7 @@ class Session:
         return True
 
     def _undo_landed(self, view: p.View | None, ev: int) -> None:
-        """A snapshot came while an undo refused ``unavailable`` waits: answer it if the store took it after all.
+        """v1: a snapshot came while an undo refused ``unavailable`` waits: answer it if the store took it after all.
 
         It did if the board has fewer moves than when the undo was sent; the
         moves it took back are the last ones played here.
@@ -604,6 +625,7 @@ class Session:
 
     def _new_match(self) -> None:
         """A match (first seat, other seat, rematch) starts from nothing: no event, move or command."""
+        self._void_undo("the seat is in another match now: the undo is not sent again")
         self.last_ev, self.next_seq, self.unacked = 0, 1, {}
         self.game, self._view, self._confirmed, self._trusted = None, None, 0, []
         self._unconfirmed, self._settled, self._held = {}, set(), []
@@ -628,7 +650,7 @@ class Session:
         self.resuming = False
         if msg.match == self.rematched_from or msg.match == self.match:
             self.rematched_from = None  # seated in the rematch (or back in the old match)
-        acked = min(self.unacked, default=self.next_seq) - 1
+        acked = min(self.unacked, default=self._undo_seq or self.next_seq) - 1
         if msg.last_seq < acked:
             self._lost_moves(msg.last_seq, acked)
         else:
@@ -678,6 +700,14 @@ class Session:
         self._outcomes += [(seq, lost) for seq in sorted(self.unacked)]
         self.unacked.clear()
         self.next_seq, self._sent_seq = last_seq + 1, last_seq
+        self._void_undo(f"{lost}: the undo is not sent again")
+
+    def _void_undo(self, why: str) -> None:
+        """A numbered undo waiting to go again whose seq is not the seat's next any more: answered ``out_of_order``."""
+        undo = self._asking.pop("undo", None) if self._undo_seq is not None else None
+        if undo is not None:
+            self._give(undo, "undo", p.Error(code=p.ErrorCode.OUT_OF_ORDER, message=why))
+        self._undo_seq = None
 
     def _snapshot(self, view: p.View | None, seq: int) -> None:
         """The server's board as of ``seq``; the later unacked moves are played on it again, on trust.

@@ -30,10 +30,11 @@ TOKEN = "seat-token-aaaaaaaaaaaaaaaaaaaa"
 class Server:
     """One seat's game as the server has it, and the messages it would send about it."""
 
-    def __init__(self, seed: str = "12345") -> None:
+    def __init__(self, seed: str = "12345", version: p.Version = 2) -> None:
         self.game = Game(seed)
         self.ev = 9
         self.last_seq = 0
+        self.version = version
 
     def view(self) -> p.View:
         return p.View.model_validate(self.game.player_view())
@@ -41,14 +42,23 @@ class Server:
     def start(self) -> p.Start:
         return p.Start(ev=self.ev, started_at=1, ends_at=2, view=self.view())
 
-    def ack(self, text: str) -> p.AckV2:
+    def ack(self, text: str) -> p.AckV2 | p.Ack:
         recorded = self.game.play(text)
         self.ev += 1
         self.last_seq += 1
         auto = [m.text for m in recorded[1:]]
+        if self.version == 1:
+            return p.Ack(seq=self.last_seq, ev=self.ev, move=recorded[0].text, auto=auto, view=self.view())
         return p.AckV2(
             seq=self.last_seq, ev=self.ev, reveal=self.game.revealed(), auto=auto, check=self.game.check()
         )
+
+    def undo(self) -> p.Undone:
+        """Take the last play back, as an undo (v2: numbered with the moves) the server applied."""
+        undone = self.game.undo()
+        self.ev += 1
+        self.last_seq += self.version != 1
+        return p.Undone(ev=self.ev, moves=[m.text for m in undone], view=self.view())
 
     def rejected(self, seq: int, code: p.ErrorCode = p.ErrorCode.ILLEGAL) -> p.RejectedV2:
         return p.RejectedV2(seq=seq, code=code, message="no", view=self.view(), last_seq=self.last_seq)
@@ -70,7 +80,7 @@ class Server:
 
 
 def seated(server: Server) -> Session:
-    session = Session()
+    session = Session(version=server.version)
     session.receive_message(p.Seated(type="created", match=MATCH, seat=0, token=TOKEN))
     session.receive_message(server.start())
     session.data_to_send()
@@ -415,36 +425,80 @@ def refused_undo_resumed(server: Server, session: Session) -> int:
     return asked
 
 
-def test_an_undo_the_store_took_after_all_is_answered_from_the_snapshot_not_sent_again() -> None:
-    server = Server()
+def test_a_v1_undo_the_store_took_after_all_is_answered_from_the_snapshot_not_sent_again() -> None:
+    """v1's undo has no seq: the resume's count of moves says whether it landed."""
+    server = Server(version=1)
     session = practising(server)
     before = server.view()
     asked = refused_undo_resumed(server, session)
-    server.game.undo()  # the write landed after all: a second undo would take back one more play
-    server.ev += 1
+    server.undo()  # the write landed after all: a second undo would take back one more play
     session.receive_message(server.resumed())
     assert p.UndoRequest not in sent_types(session)
     undone = {a.request: a.message for a in session.answers_received()}[asked]
-    assert isinstance(undone, p.Undone) and undone.moves[0] == "T" and undone.view == server.view() != before
+    assert (
+        isinstance(undone, p.Undone) and undone.view == server.view() != before
+    )  # (v1 has no game to name the moves)
     assert session.view == server.view() and not session.retrying
     assert [type(e) for e in session.events_received()] == [p.Undone, p.Resumed]
     session.move("T")  # moves go on, numbered after the server's last
     assert moves_sent(session) == [(2, "T")]
 
 
-def test_an_undo_the_store_did_not_take_is_sent_once_more_after_the_resume() -> None:
-    server = Server()
+def test_a_v1_undo_the_store_did_not_take_is_sent_once_more_after_the_resume() -> None:
+    server = Server(version=1)
     session = practising(server)
     asked = refused_undo_resumed(server, session)
     session.receive_message(server.resumed())  # the board still has the play: it did not land
-    assert sent_types(session) == [p.UndoRequest]
+    assert session.data_to_send() == [p.UndoRequest()]
     session.answers_received()
-    undone = server.game.undo()
-    server.ev += 1
-    session.receive_message(p.Undone(ev=server.ev, moves=[m.text for m in undone], view=server.view()))
+    session.receive_message(server.undo())
     (answer,) = session.answers_received()
     assert answer.request == asked and isinstance(answer.message, p.Undone)
     assert session.view == server.view() and not session.retrying
+
+
+def test_a_numbered_undo_the_store_did_not_answer_is_sent_again_with_its_seq() -> None:
+    """v2: the undo takes the next seq, so it goes again after the pause, like a hint, with no resume."""
+    server = Server()
+    session = practising(server)
+    asked = session.undo()
+    assert session.data_to_send() == [p.UndoRequest(seq=2)]
+    session.receive_message(unavailable())
+    assert session.events_received() == [] and session.answers_received() == []  # not news: retried
+    with pytest.raises(ClientError, match="undo is on its way"):
+        session.move("T")
+    assert session.retry_timer() is not None and session.data_to_send() == []
+    session.retry()
+    assert session.data_to_send() == [p.UndoRequest(seq=2)]
+    session.receive_message(server.undo())  # the first landed, or this one: the server applies seq 2 once
+    (answer,) = session.answers_received()
+    assert answer.request == asked and isinstance(answer.message, p.Undone) and not session.retrying
+    assert session.view == server.view()
+    session.move("T")
+    assert moves_sent(session) == [(3, "T")]
+
+
+@pytest.mark.parametrize("landed", [True, False])
+def test_a_numbered_undo_on_a_line_that_dropped_goes_again_after_the_resume(landed: bool) -> None:
+    """Its answer lost with the line, or the undo itself: either way it goes again, with its seq, and is answered."""
+    server = Server()
+    session = practising(server)
+    asked = session.undo()
+    assert session.data_to_send() == [p.UndoRequest(seq=2)]
+    assert asked not in session.disconnected()  # still waits: it goes again
+    session.connected()
+    assert sent_types(session) == [p.Hello, p.Resume]
+    undone = server.undo() if landed else None
+    session.receive_message(server.resumed())
+    assert session.data_to_send() == [p.UndoRequest(seq=2)]
+    assert asked not in [a.request for a in session.answers_received()]  # only the resume is answered
+    session.receive_message(undone or server.undo())  # applied once: a resend is answered as first
+    (answer,) = session.answers_received()
+    assert answer.request == asked and isinstance(answer.message, p.Undone)
+    assert answer.message == undone or not landed
+    assert session.view == server.view() and session.game is not None
+    session.move("T")
+    assert moves_sent(session) == [(3, "T")]
 
 
 def test_an_undo_waits_for_the_moves_on_their_way() -> None:
