@@ -404,6 +404,9 @@ class Session:
         if asked in RETRIED:
             self._tries.pop(asked, None)
         if asked == "undo":
+            refused = isinstance(msg, p.Error) and msg.code != p.ErrorCode.UNAVAILABLE
+            if refused and self._undo_seq == self.next_seq - 1:
+                self.next_seq -= 1  # the server refused it: its seq numbers the next move
             self._undo_from = self._undo_seq = None
 
     def hello(self) -> int:

@@ -273,3 +273,43 @@ def test_a_spectator_rebuilds_boards_from_moves_and_counts_the_moves_held_back(r
     assert out["undo"] == [] and out["after"] == ["T", "T"] and out["held"] == 2
     assert out["wrong"] == [{"type": "watch", "match": "ACDEFGHJ"}] and out["divergences"] == 1
     assert out["lastEv"] == 23
+
+
+@pytest.mark.parametrize("landed", [True, False])
+def test_an_undo_is_numbered_and_sent_again_with_its_seq_after_a_drop_or_a_store_away(
+    run: Any, landed: bool
+) -> None:
+    """Practice: the undo takes the next seq. Refused `unavailable`, it goes again after the pause (no
+    resume); lost with a line, it goes again after the resume, whether it landed or not: the server
+    answers a repeat of its seq as it did first, and undoes once."""
+    fresh, _ = server_game()
+    after, acks = server_game("T")
+    lobby = {"type": "lobby", "ev": 8, "seats": [], "status": "playing"}
+    undone = {"type": "undone", "ev": 11, "moves": ["T"], "view": fresh.player_view()}
+    resumed = {"type": "resumed", "match": "ACDEFGHJ", "seat": 0, "ev": 11 if landed else 10, "now": 5000,
+               "ends_at": 9000, "last_seq": 2 if landed else 1, "lobby": lobby,
+               "view": (fresh if landed else after).player_view(), "opponents": [], "missed": []}  # fmt: skip
+    out = run(
+        f"""
+        const s = new RaceState({{ code: "ACDEFGHJ", seat: 0, token: "tok" }});
+        s.receive(({START})({js(fresh.player_view())}));
+        s.play("T");
+        s.receive({js(acks[0])});
+        const asked = s.request("undo");
+        const meanwhile = s.play("T");  // no move while an undo waits
+        const retrying = s.refused({{ type: "error", code: "unavailable", message: "busy" }});
+        const paused = s.retryTimer() !== null;
+        const again = s.retry();
+        const frame = s.resumeFrame();  // and then the line drops
+        const resent = s.receive({js(resumed)});
+        const answer = s.receive({js(undone)});
+        return {{ asked, meanwhile, retrying, paused, again, frame, resent, answer, undoing: s.undoSeq,
+                  moves: s.view().moves, next: s.play("T") }};
+        """
+    )
+    assert out["asked"] == {"type": "undo", "seq": 2} and out["meanwhile"] is None
+    assert out["retrying"] and out["paused"] and out["again"] == [{"type": "undo", "seq": 2}]
+    assert out["frame"]["type"] == "resume"
+    assert out["resent"] == [{"type": "undo", "seq": 2}]  # once more, with its seq, landed or not
+    assert out["answer"] == [] and out["undoing"] is None and out["moves"] == 0
+    assert out["next"] == {"type": "move", "seq": 3, "move": "T"}

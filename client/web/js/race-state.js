@@ -22,9 +22,9 @@ const RETRY_FIRST_MS = 250;
 const RETRY_LONGEST_MS = 4000;
 /** Seat commands kept until the server is seen to apply them; a repeat of one is harmless. */
 const KEPT = ["ready", "finish", "resign", "rematch"];
-/** Practice requests an `unavailable` refusal does not end (client/session.py's RETRIED): a hint
- * goes again after a pause; an undo may have landed all the same (it has no seq to make a repeat
- * count once), so the seat is resumed first, and the snapshot's count of moves says. */
+/** Practice requests an `unavailable` refusal does not end (client/session.py's RETRIED): each goes
+ * again after a pause, and after a resume if its line dropped. An undo is numbered with the moves
+ * (its `seq`): the server answers a repeat of an undo it applied as it did first, and undoes once. */
 const RETRIED = ["hint", "undo"];
 /** What a move or a reveal that does not fit throws: the engine and the server disagree. */
 const DISAGREES = [IllegalMove, InvalidMove, InvalidView, RevealMismatch];
@@ -92,7 +92,7 @@ export class RaceState {
     this.kept = new Set(); // seat commands sent and not yet seen to take effect (KEPT)
     this.awaiting = []; // kept commands and RETRIED requests sent on this line and not answered, in order
     this.asking = new Set(); // RETRIED requests to send again (refused `unavailable`, or on a line that died)
-    this.undoFrom = null; // the board's count of moves when the undo on its way was sent
+    this.undoSeq = null; // the seq of the undo on its way (numbered with the moves), until answered
     this.undoAfter = false; // an undo asked while moves wait for their acks: sent once they are in
     this.tries = {}; // what the store did not take (a kept command, or "resume") -> tries so far
     this.due = new Set(); // what the next retry() sends again
@@ -185,7 +185,7 @@ export class RaceState {
   play(move) {
     this.revision += 1;
     const game = this.shown[this.seat];
-    if (!game || this.resyncing || this.undoFrom !== null) return null;
+    if (!game || this.resyncing || this.undoSeq !== null) return null;
     const recorded = tryPlay(game, move);
     if (!recorded) return null;
     return this.trust(recorded);
@@ -209,17 +209,21 @@ export class RaceState {
 
   /** A practice request (`hint`, `undo`): its frame, followed until answered; null for an undo
    * asked while moves wait for their acks (it goes once they are in) or while one is on its way.
-   * No move is played while an undo waits: whether it landed is read off the count of moves. */
+   * An undo takes the next seq; no move is played while it waits. */
   request(type) {
     if (type === "undo") {
-      if (this.undoFrom !== null || this.waiting) {
-        this.undoAfter = this.undoFrom === null;
+      if (this.undoSeq !== null || this.waiting) {
+        this.undoAfter = this.undoSeq === null;
         return null;
       }
-      this.undoFrom = this.shown[this.seat] ? this.shown[this.seat].moveCount : null;
+      this.undoSeq = this.nextSeq++;
     }
     this.awaiting.push(type);
-    return { type };
+    return this.requestFrame(type);
+  }
+
+  requestFrame(type) {
+    return type === "undo" ? { type, seq: this.undoSeq } : { type };
   }
 
   /** A RETRIED request answered (or refused for good): it is over. */
@@ -227,14 +231,14 @@ export class RaceState {
     this.awaiting = this.awaiting.filter((t) => t !== type);
     this.asking.delete(type);
     delete this.tries[type];
-    if (type === "undo") this.undoFrom = null;
+    if (type === "undo") this.undoSeq = null;
   }
 
-  /** The RETRIED requests to send again now. */
+  /** The RETRIED requests to send again now (an undo with its own seq). */
   askAgain() {
     const frames = [...this.asking].map((type) => {
       this.awaiting.push(type);
-      return { type };
+      return this.requestFrame(type);
     });
     this.asking.clear();
     return frames;
@@ -259,13 +263,13 @@ export class RaceState {
   requestRefused(type, msg) {
     this.awaiting.shift();
     if (msg.code !== "unavailable") {
+      // a refused undo took nothing back: its seq numbers the next move
+      if (type === "undo" && this.undoSeq === this.nextSeq - 1) this.nextSeq = this.undoSeq;
       this.answered(type);
       return false;
     }
-    this.asking.add(type);
-    if (type === "hint") return this.again("hint");
-    this.resyncing = this.again("resume"); // maybe applied, maybe not: the resume's snapshot says
-    return this.resyncing;
+    this.asking.add(type); // maybe applied, maybe not: a repeat counts once
+    return this.again(type);
   }
 
   again(kind) {
@@ -298,7 +302,7 @@ export class RaceState {
     if (due.has("resume") && this.seat !== null) return this.resumeSent ? [] : [this.resumeFrame()];
     if (this.resyncing) return []; // the resume's answer sends the kept commands again
     const frames = [...due].filter((type) => this.kept.has(type) && !this.awaiting.includes(type)).map((type) => this.command(type));
-    return due.has("hint") ? [...frames, ...this.askAgain()] : frames;
+    return due.has("hint") || due.has("undo") ? [...frames, ...this.askAgain()] : frames;
   }
 
   /** What the server shows to have taken effect: those kept commands are done. */
@@ -358,10 +362,12 @@ export class RaceState {
         return this.ack(msg);
       case "rejected":
         return this.rejected(msg);
-      case "undone":
+      case "undone": {
+        const seq = this.undoSeq === null ? this.confirmed : this.undoSeq;
         this.answered("undo");
-        this.rebuild(msg.view, this.confirmed, this.trusted); // the moves played since were sent already
+        this.rebuild(msg.view, seq, this.trusted); // the moves played since were sent already
         return [];
+      }
       case "hint":
         this.answered("hint");
         return [];
@@ -488,11 +494,14 @@ export class RaceState {
     const again = msg.last_seq < this.confirmed ? [] : this.trusted.filter((m) => m.seq > msg.last_seq);
     if (!again.length) delete this.tries.resume; // else the moves sent again may meet the same store
     this.observe(msg.lobby);
-    // an undo the store may have missed landed if the board has fewer moves than when it was sent
-    if (this.asking.has("undo") && msg.view && this.undoFrom !== null && msg.view.moves < this.undoFrom) this.answered("undo");
+    const moves = this.rebuild(msg.view, msg.last_seq, again);
+    // an undo on its way goes again with its seq (answered as first if it landed), unless the
+    // server lost moves before it: then it was asked of a board that no longer is
+    if (this.undoSeq !== null && this.undoSeq > msg.last_seq + 1) this.answered("undo");
+    else if (this.undoSeq !== null) this.nextSeq = this.undoSeq + 1;
     // the seat commands not seen to take effect go again (a repeat is harmless)
     const commands = [...this.kept].filter((type) => !this.awaiting.includes(type)).map((type) => this.command(type));
-    return [...this.rebuild(msg.view, msg.last_seq, again), ...commands, ...this.askAgain()];
+    return [...moves, ...commands, ...this.askAgain()];
   }
 
   watching(msg) {

@@ -273,7 +273,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
             type: "button",
             id: "undo",
             i18n: "undo",
-            disabled: !view || view.moves === 0 || state.undoFrom !== null,
+            disabled: !view || view.moves === 0 || state.undoSeq !== null,
             onclick: () => ask("undo"),
           }),
         );
@@ -337,7 +337,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   }
 
   function busy() {
-    return state.resyncing || state.undoFrom !== null || state.myEnded() || Boolean(state.result) || !net.online;
+    return state.resyncing || state.undoSeq !== null || state.myEnded() || Boolean(state.result) || !net.online;
   }
 
   /** A practice request (hint, undo): the race state follows it until it is answered. */
