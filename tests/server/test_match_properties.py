@@ -63,8 +63,8 @@ def decide(sim: Sim, cmd: Command) -> list[Event] | Duplicate:
         return m.tick(sim.now)
     if kind == "rematch":
         return m.decide_rematch(seat, "RRRRRRRR", now)
-    if kind == "undo":
-        return m.decide_undo(seat, now)
+    if kind == "undo":  # v1's without a seq; v2's numbered next, or a resend of the last seq
+        return m.decide_undo(seat, now, (None, s.last_seq + 1, max(1, s.last_seq))[arg % 3])
     raise AssertionError(kind)
 
 
