@@ -125,7 +125,7 @@ class Recovery:
     async def catch_up(self, lm: LiveMatch) -> bool:
         """Apply what the log holds beyond this copy (the caller holds the lock); False if it was reloaded.
 
-        As after a gap on the bus (``_catch_up``), the read starts at the
+        As after a gap on the bus (``_check``), the read starts at the
         copy's last event: a log that lost it, or holds another event there,
         is not this copy's history, and folding its later events on would mix
         two; the copy is reloaded from the log instead.
@@ -152,10 +152,15 @@ class Recovery:
         right after the reconnect) would be folded on, leaving a last event
         the log does hold, and the mix of histories unseen.
         """
-        self._host.spawn(self._catch_up(lm, lm.match, lm.match.last_event, tell_others))
+        self._host.spawn(self._check(lm, lm.match, lm.match.last_event, tell_others=tell_others))
 
-    async def _catch_up(self, lm: LiveMatch, copy: Match, seen: Event, tell_others: bool) -> None:
-        """What this process missed, however long the store is away.
+    async def _check(
+        self, lm: LiveMatch, copy: Match, seen: Event, *, tell_others: bool = True, settling: bool = False
+    ) -> None:
+        """What this process missed, however long the store is away: a catch-up's and a settle's one path.
+
+        ``settling`` (``settle``): what the read finds past the copy is
+        confirmed first (``_confirmed``), and published once folded.
 
         The read starts at ``seen``: a log without it has lost events (Redis
         back from an older snapshot), and the match is reloaded. So is one
@@ -171,16 +176,6 @@ class Recovery:
         again after the bus refused it), when the copy here is in step and
         the players have resumed onto it; reloading then would only close
         their connections once more.
-        """
-        await self._check(lm, copy, seen, tell_others=tell_others)
-
-    async def _check(
-        self, lm: LiveMatch, copy: Match, seen: Event, *, tell_others: bool = True, settling: bool = False
-    ) -> None:
-        """Read the log from ``seen``, ``copy``'s last event: fold on what follows it, or reload if it is not there.
-
-        The one path of a catch-up and a settle (``settling``: what the read
-        finds past the copy is confirmed first, and published once folded).
         """
         while True:
             events = await self._read_log(lm, seen.ev - 1)
