@@ -48,8 +48,10 @@ and numbers moves from 1 again. When the connection is gone for good,
 
 A seat command (``leave`` too), a move, a hint, an undo or a resume the
 server answers ``unavailable`` (its store did not answer) is sent again by
-the session after a pause it asks for (an undo only if the seat's snapshot
-shows it did not land: it has no seq to make a repeat count once) (``Session.retry_timer``), which this class keeps with one timer; after
+the session after a pause it asks for (``Session.retry_timer``; in v2 an
+undo is numbered with the moves, so a repeat counts once; a v1 undo, which
+has no seq, goes again only if the seat's snapshot shows it did not land),
+which this class keeps with one timer; after
 ``RETRY_TRIES`` the session gives up: a request still waiting raises that
 refusal, and otherwise ``events()`` yields an ``error`` saying what was not done.
 """
