@@ -30,7 +30,7 @@ from server import protocol as p
 
 from . import identity
 from .api import DEFAULT_URL, ClientError, connect, match_code, page_url, race_link
-from .boards import board_page, format_board
+from .boards import format_board
 from .bots import run_bot
 from .terminal import describe, format_live, format_stats, run_terminal, terminal_restored
 
@@ -154,7 +154,7 @@ async def stats_main(args: argparse.Namespace) -> int:
     client = await connect(args.url, identity_file=args.identity)
     if args.board is not None:
         try:
-            board = await board_page(client, args.board, args.after, args.limit)
+            board = await client.rating_board(args.board, args.after, args.limit)
         finally:
             await client.close()
         print(format_board(board, page_url(args.url)))

@@ -438,6 +438,14 @@ class Client:
         assert isinstance(reply, p.Ratings)
         return reply
 
+    async def rating_board(
+        self, variant: p.VariantName, after: str | None = None, limit: int = 20
+    ) -> p.RatingBoard:
+        """A page of ``variant``'s board of the best: the first, or the one past ``after`` (a page's ``next``)."""
+        reply = await self._request(p.RatingBoardRequest(variant=variant, after=after, limit=limit))
+        assert isinstance(reply, p.RatingBoard)
+        return reply
+
     async def stats(self, player: str | None = None) -> p.Stats:
         """A player's figures: our own, or another player's by id."""
         reply = await self._request(p.StatsRequest(player=player))

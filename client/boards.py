@@ -9,15 +9,6 @@ from __future__ import annotations
 
 from server import protocol as p
 
-from .api import Client
-
-
-async def board_page(client: Client, variant: p.VariantName, after: str | None, limit: int) -> p.RatingBoard:
-    """A page of ``variant``'s board: the first, or the one past ``after`` (a page's ``next``)."""
-    reply = await client._request(p.RatingBoardRequest(variant=variant, after=after, limit=limit))
-    assert isinstance(reply, p.RatingBoard)
-    return reply
-
 
 def format_board(board: p.RatingBoard, url: str) -> str:
     """The page's lines (rank, rating, name, races, id), the asker's own line, and the next page's command."""
