@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 
 import pytest
+from counting import count_calls
 from race import MakeAppT
 
-from server.http import CSP
+from server.http import CSP, MAX_FILE_NAMES
 from server.reach import lan_address
 
 
@@ -66,6 +68,19 @@ async def test_an_impossible_path_is_not_found_without_a_traceback(
         status, _ = await raw_get(app.port, path)
     assert status == 404
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize("path", [b"/a" * 3900, b"/js/.." * 1300 + b"/index.html", b"/%2e%2e" * 1100])
+async def test_a_path_of_thousands_of_names_is_not_looked_up_name_by_name(
+    make_app: MakeAppT, path: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each name of a path cost a system call (7.8 ms a request at 3,900 names): now none."""
+    app = await make_app()
+    lstats, stats = count_calls(monkeypatch, os, "lstat"), count_calls(monkeypatch, os, "stat")
+    status, _ = await raw_get(app.port, path)
+    assert status == 404
+    assert lstats[0] + stats[0] <= 2 * MAX_FILE_NAMES
+    assert (await raw_get(app.port, b"/js/engine/game.js"))[0] == 200  # the deepest of the page's files
 
 
 async def test_every_answer_says_what_the_page_may_do(make_app: MakeAppT) -> None:
