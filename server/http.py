@@ -57,6 +57,9 @@ SECURITY_HEADERS = (("Content-Security-Policy", CSP), ("X-Content-Type-Options",
 #: system about each of its names: ``/a/a/.../a``, 3,900 names in an 8 KiB request line, cost
 #: 7.8 ms of the event loop per request; such a path is no file without asking.
 MAX_FILE_NAMES = 8
+#: The longest path that may be one of the page's (``/stats/`` and a 64-character player id is
+#: 71): a longer one is not found without matching it against the page's routes (0.4 ms at 8 KiB).
+MAX_PAGE_PATH = 256
 VARIANTS_JSON = json.dumps({"variants": describe_variants()}, separators=(",", ":")).encode()
 
 
@@ -148,6 +151,8 @@ class Http:
         return _response(200 if ok else 503, body, "application/json")
 
     def _static(self, path: str) -> Response:
+        if len(path) > MAX_PAGE_PATH:
+            return _response(404, b"not found\n", "text/plain")
         root = self.settings.web_root.resolve()
         target = _file_under(root, path.lstrip("/") or "index.html")
         status = 200
