@@ -23,7 +23,8 @@ share a slot, so one script may write them all):
   ``grip:daily:days`` zset: the days with ranked games.
 
 A match's keys expire: a day after they are made while it is undecided (a
-lobby nobody started must not stay for good), a week after its decision.
+lobby nobody started must not stay for good), an hour after it is called off
+(it never starts), a week after its decision.
 
 **One script, one slot.** The APPEND script writes a match's own keys only,
 all declared, so it runs on the one master holding the match's slot. It
@@ -103,6 +104,11 @@ FINISHED_TTL_S = 7 * 24 * 3600
 #: lets go of it after 30 minutes), a match every process died under. A live match
 #: lasts at most its lobby, countdown and one hour of play; its decision sets FINISHED_TTL_S.
 UNDECIDED_TTL_S = 24 * 3600
+#: Keys of a lobby called off (its creator opened another, or a quick race's racer was not ready)
+#: expire this long after: it never starts, and its link stops working half an hour after it
+#: opened (``LOBBY_TTL_MS``). A creator making lobby after lobby, each called off by the next,
+#: kept 4.7 KB of Redis memory a create for a day (docs/benchmarks.md).
+CALLED_OFF_TTL_S = 3600
 RUNNING = "grip:running"
 RESULTS = "grip:results"
 DAYS = "grip:daily:days"
@@ -121,6 +127,7 @@ APPEND = """
 local events, meta, result = KEYS[1], KEYS[2], KEYS[3]
 local expected, n, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rebase, mover, undecided_ttl = ARGV[4] == '1', ARGV[5], tonumber(ARGV[6])
+local called_off_ttl = tonumber(ARGV[7])
 local function last_id(key)
   local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
   if #top == 0 then return 0 end
@@ -137,7 +144,7 @@ if last ~= expected then
   end
   shift = last - expected
 end
-local base = 6
+local base = 7
 local tops = {}
 -- a move, or an undo with a seq (v2): it takes its seat's next seq
 local function numbered(kind, seq) return kind == 'moved' or (kind == 'undone' and seq ~= '0') end
@@ -171,6 +178,8 @@ for i = 0, n - 1 do
   elseif kind == 'decided' then
     redis.call('SET', result, extra)
     for k = 1, 7 do if k ~= 3 then redis.call('EXPIRE', KEYS[k], ttl) end end
+  elseif kind == 'called_off' then  -- it never starts: kept an hour, not the undecided day
+    for k = 1, 7 do if k ~= 3 then redis.call('EXPIRE', KEYS[k], called_off_ttl) end end
   end
   if kind == 'opened' or kind == 'countdown' or kind == 'started' or kind == 'decided' then
     redis.call('HSET', meta, 'status', kind, 'updated_at', at)
@@ -355,6 +364,7 @@ class RedisStore:
             await self.replicated(RUNNING)
         mover = events[0].seat if rebase and isinstance(events[0], Moved) else -1
         args: list[Any] = [expected_ev, len(events), FINISHED_TTL_S, int(rebase), mover, UNDECIDED_TTL_S]
+        args.append(CALLED_OFF_TTL_S)
         for e in events:
             args += _args(e)
         ok, shift = await self.call(self.script(self._append, keys, args))

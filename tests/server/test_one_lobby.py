@@ -5,6 +5,7 @@ from __future__ import annotations
 from race import MakeAppT, client, lobby_pair, start_race
 
 from server.app import App
+from server.store.redis import CALLED_OFF_TTL_S, RedisStore, match_keys
 
 
 def open_lobbies(app: App) -> list[str]:
@@ -61,3 +62,24 @@ async def test_a_started_race_is_not_called_off(make_app: MakeAppT) -> None:
     await ann.request({"type": "hello"}, "welcome")
     assert app.hub.live[race.code].match.status == "playing"  # Bob plays on; Ann may resume
     assert app.hub.live[race.code].match.called_off is None
+
+
+async def test_a_lobby_called_off_leaves_redis_within_the_hour(make_app: MakeAppT, redis_url: str) -> None:
+    """Its keys stayed the undecided day: 4.7 KB of Redis memory for each lobby of a creator making
+    lobby after lobby, each called off by the next (docs/benchmarks.md)."""
+    app = await make_app(store_url=redis_url, bus_url=redis_url)
+    c = await client(app)
+    first = (await c.request({"type": "create"}, "created"))["match"]
+    second = (await c.request({"type": "create"}, "created"))["match"]
+    await c.request({"type": "hello"}, "welcome")  # messages run in turn: both creates are done
+    store = app.store
+    assert isinstance(store, RedisStore)
+
+    async def ttls(code: str) -> list[int]:
+        events, meta = match_keys(code)[:2]
+        return [await store._redis.ttl(events), await store._redis.ttl(meta)]
+
+    assert all(0 < ttl <= CALLED_OFF_TTL_S for ttl in await ttls(first))
+    assert all(ttl > CALLED_OFF_TTL_S for ttl in await ttls(second))  # open: the undecided day
+    refused = await (await client(app)).request({"type": "join", "match": first}, "error")
+    assert refused["code"] == "not_found" and "called off" in refused["message"]  # still read back
