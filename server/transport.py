@@ -39,6 +39,8 @@ CLOSE_POLICY = 1008
 #: Seconds a flooder is given to answer the close (1008) before its socket is dropped: websockets waits
 #: 10 s by default, reading (and answering every ping) all along, for a client that never answers.
 FLOOD_CLOSE_S = 2.0
+#: Frames counted against the frame rate as they come (``Socket.on_frame``), not as a message.
+COUNTED_APART = frozenset((Opcode.PING, Opcode.CONT))
 
 
 class Socket(ServerConnection):
@@ -50,12 +52,16 @@ class Socket(ServerConnection):
     its ``refusal`` for ``Http.process_request`` to answer with; one it drops
     is aborted at once.
 
-    A ping is answered by websockets itself (the pong is written before the
-    frame reaches ``process_event``), outside ``read_frames``: ``on_ping``,
-    which ``read_frames`` sets while it reads the connection, counts each
-    against the connection's frame rate all the same, so a ping flood is
-    refused and closed as a flood of messages is. Pongs (answers to the
-    server's own keepalive pings) are not counted.
+    Two kinds of frame never reach ``read_frames`` as a message of their
+    own: a ping, which websockets answers itself (the pong is written before
+    the frame reaches ``process_event``), and a fragment past a message's
+    first, which websockets joins to the others (thousands of one-byte
+    fragments made one 4 KiB request cost 11 ms). ``on_frame``, which
+    ``read_frames`` sets while it reads the connection, counts each against
+    the connection's frame rate all the same (a message in n fragments
+    counts n), so a flood of either is refused and closed as a flood of
+    messages is. Pongs (answers to the server's own keepalive pings) are not
+    counted.
     """
 
     def __init__(
@@ -75,12 +81,12 @@ class Socket(ServerConnection):
         self._key: str | None = None  # its address (None: not counted per address)
         self._opening = False
         self._counted = False
-        self.on_ping: Callable[[], object] | None = None  # a ping received (``read_frames``)
+        self.on_frame: Callable[[], object] | None = None  # a ping or a later fragment (``read_frames``)
 
     def process_event(self, event: Event) -> None:
         super().process_event(event)
-        if self.on_ping is not None and isinstance(event, Frame) and event.opcode is Opcode.PING:
-            self.on_ping()
+        if self.on_frame is not None and isinstance(event, Frame) and event.opcode in COUNTED_APART:
+            self.on_frame()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -302,12 +308,12 @@ async def read_frames(
     """Run the connection's messages in order until it closes; refuse what is malformed or too fast.
 
     Too fast is ``FrameRate``'s to say (server/flood.py), for its messages
-    and its pings alike (``Socket.on_ping``): a flood is closed with 1008.
+    and its pings and fragments alike (``Socket.on_frame``): a flood is closed with 1008.
     """
     ws = conn.ws
     socket = ws if isinstance(ws, Socket) else None
     if socket is not None:
-        socket.on_ping = partial(conn.too_fast, count_refusal)
+        socket.on_frame = partial(conn.too_fast, count_refusal)
     try:
         async for frame in ws:
             if conn.too_fast(count_refusal):
@@ -323,6 +329,6 @@ async def read_frames(
         pass
     finally:
         if socket is not None:
-            socket.on_ping = None
+            socket.on_frame = None
         if conn.flood_close is not None:
             await asyncio.gather(conn.flood_close, return_exceptions=True)

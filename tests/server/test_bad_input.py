@@ -272,16 +272,22 @@ async def test_a_ping_flood_is_closed_like_a_message_flood_and_the_others_play_o
     await still_serving(app, race)
 
 
-async def test_a_flooder_that_never_answers_the_close_is_dropped_soon(make_app: MakeAppT) -> None:
-    """websockets waits 10 s for the client's close, reading and answering every ping meanwhile: a
-    flooder that ignores the 1008 had 10 s more of pongs. Now its socket goes FLOOD_CLOSE_S after."""
-    app = await make_app(rate_per_s=1.0, burst=5, flood_limit=10)
+async def raw_socket(app: App) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket opened by hand, for frames no client library sends."""
     reader, writer = await asyncio.open_connection("127.0.0.1", app.port)
     writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % app.port + UPGRADE + b"\r\n")
     async with asyncio.timeout(TIMEOUT):
         assert b" 101 " in await reader.readline()
         while await reader.readline() != b"\r\n":
             pass
+    return reader, writer
+
+
+async def test_a_flooder_that_never_answers_the_close_is_dropped_soon(make_app: MakeAppT) -> None:
+    """websockets waits 10 s for the client's close, reading and answering every ping meanwhile: a
+    flooder that ignores the 1008 had 10 s more of pongs. Now its socket goes FLOOD_CLOSE_S after."""
+    app = await make_app(rate_per_s=1.0, burst=5, flood_limit=10)
+    reader, writer = await raw_socket(app)
 
     async def flood() -> None:  # masked pings (mask 0), whatever comes back
         with contextlib.suppress(OSError):
@@ -308,6 +314,58 @@ async def test_a_flooder_that_never_answers_the_close_is_dropped_soon(make_app: 
         writer.close()
     assert close is not None and int.from_bytes(close[:2], "big") == 1008
     assert gone_at - closed_at < FLOOD_CLOSE_S + 3  # it was 10 s
+
+
+def client_frame(opcode: int, payload: bytes, fin: bool) -> bytes:
+    """A client's frame (RFC 6455, 5.2), masked with a zero key, so the payload goes as is."""
+    head = bytes([(0x80 if fin else 0) | opcode])
+    n = len(payload)
+    return head + (bytes([0x80 | n]) if n < 126 else b"\xfe" + n.to_bytes(2, "big")) + b"\0\0\0\0" + payload
+
+
+async def server_frames(reader: asyncio.StreamReader) -> list[tuple[int, bytes]]:
+    """The server's frames (opcode, payload) until it closes the socket."""
+    frames = []
+    with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+        while True:
+            head = await reader.readexactly(2)
+            n = head[1] & 0x7F
+            if n == 126:
+                n = int.from_bytes(await reader.readexactly(2), "big")
+            elif n == 127:
+                n = int.from_bytes(await reader.readexactly(8), "big")
+            frames.append((head[0] & 0x0F, await reader.readexactly(n)))
+    return frames
+
+
+async def test_a_message_in_thousands_of_fragments_is_a_flood(make_app: MakeAppT) -> None:
+    """websockets joins a message's fragments, at about 3 us each: they count against the frame rate, so
+    a request cut into one-byte fragments is closed as a flood before it is ever answered."""
+    app = await make_app()
+    race = await start_race(app)
+    reader, writer = await raw_socket(app)
+    message = b'{"type":"days","limit":60' + b" " * 3000 + b"}"
+    wire = client_frame(1, message[:1], False) + b"".join(
+        client_frame(0, message[i : i + 1], i == len(message) - 1) for i in range(1, len(message))
+    )
+    with contextlib.suppress(OSError):
+        for _ in range(5):
+            writer.write(wire)
+        await writer.drain()
+    async with asyncio.timeout(TIMEOUT + FLOOD_CLOSE_S):
+        frames = await server_frames(reader)
+    writer.close()
+    closes = [payload for opcode, payload in frames if opcode == 0x8]
+    assert closes and int.from_bytes(closes[0][:2], "big") == 1008
+    assert not [payload for opcode, payload in frames if b'"days"' in payload]  # never answered
+    await still_serving(app, race)
+
+
+async def test_a_message_in_a_few_fragments_is_answered(app: App) -> None:
+    """A client may fragment a message (RFC 6455 allows it): a few fragments are well inside the burst."""
+    c = await client(app)
+    await c.ws.send(iter(['{"type":', '"hello"', "}"]))
+    await c.expect("welcome")
 
 
 async def test_keepalive_pings_are_answered_and_pongs_never_counted(make_app: MakeAppT) -> None:
