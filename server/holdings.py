@@ -22,13 +22,24 @@ countdown allows, so they come at a person's pace (a practice game, which has
 no countdown, leaves memory with its player), and a player going from race
 to race quickly must not be refused. The entries are dropped once their
 match has left memory.
+
+Matches opened are counted over time as well (``opening``): a lobby called
+off or a practice game replaced leaves memory at once, but its log stays in
+the store (a practice game's for good), so a creator replacing game after
+game at their frame rate would fill it. A ``create``, a ``rematch`` and a
+quick race's ``quick`` each take one of ``opens`` (a token bucket) per
+identity and per address, refused (``rate_limited``) past it with the
+seconds until the next; connections with neither (this machine's, the bots)
+are not counted.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 
 from .errors import ErrorCode, Refused
+from .limits import Buckets
 from .live import LiveMatch
 
 
@@ -42,10 +53,12 @@ class Holdings:
         per_player: int,
         per_address: int,
         lobbies_per_address: int,
+        opens: Buckets,
     ) -> None:
         self._holds = holds  # whether a match is still held in memory (``Hub.holds``)
         self.per_player, self.per_address = per_player, per_address
         self.lobbies_per_address = lobbies_per_address
+        self.opens = opens  # matches opened, by identity and address key
         # key -> match id -> (the match, whether this key created it)
         self._by_key: dict[str, dict[str, tuple[LiveMatch, bool]]] = {}
 
@@ -83,6 +96,16 @@ class Holdings:
                         ErrorCode.NOT_ALLOWED,
                         f"{lobbies} lobbies are open from your address: start one, or leave one first",
                     )
+
+    def opening(self, keys: Iterable[str], now_s: float) -> None:
+        """Count one match opened for each identity and address of ``keys``; refused past their allowance."""
+        for key in keys:
+            if key.startswith(("p:", "a:")) and (wait := self.opens.take(key, now_s)):
+                whose = "your address has" if key.startswith("a:") else "you have"
+                raise Refused(
+                    ErrorCode.RATE_LIMITED,
+                    f"{whose} opened a lot of games lately: the next in {math.ceil(wait)} s",
+                )
 
     def took_seat(self, keys: Iterable[str], lm: LiveMatch, *, created: bool) -> None:
         for key in keys:

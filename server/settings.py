@@ -101,6 +101,11 @@ class Settings:
     games_per_player: int = setting(8, "matches one connection or identity may hold a seat in (0: no cap)")
     games_per_address: int = setting(64, "matches one client address may hold seats in (0: no cap)")
     lobbies_per_address: int = setting(16, "open lobbies one client address may have created (0: no cap)")
+    matches_per_hour: float = setting(
+        120.0,
+        "matches one identity or client address may open an hour on average (create, rematch, quick race)",
+    )
+    match_burst: int = setting(20, "matches one identity or client address may open at once")
     proxies: tuple[str, ...] = setting(
         (),
         "a proxy in front (repeatable): connections from it count for its X-Real-IP",
