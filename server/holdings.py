@@ -26,11 +26,11 @@ match has left memory.
 Matches opened are counted over time as well (``opening``): a lobby called
 off or a practice game replaced leaves memory at once, but its log stays in
 the store (a practice game's for good), so a creator replacing game after
-game at their frame rate would fill it. A ``create``, a ``rematch`` and a
-quick race's ``quick`` each take one of ``opens`` (a token bucket) per
-identity and per address, refused (``rate_limited``) past it with the
-seconds until the next; connections with neither (this machine's, the bots)
-are not counted.
+game at their frame rate would fill it. A ``create`` and a ``rematch`` each
+take one of ``opens`` (a token bucket) per identity and per address, refused
+(``rate_limited``) past it with the seconds until the next; connections with
+neither (this machine's, the bots) are not counted. A quick race's ``quick``
+is not: a place in the queue opens nothing, and people join and cancel.
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ class Settings:
     lobbies_per_address: int = setting(16, "open lobbies one client address may have created (0: no cap)")
     matches_per_hour: float = setting(
         120.0,
-        "matches one identity or client address may open an hour on average (create, rematch, quick race)",
+        "matches one identity or client address may open an hour on average (create, rematch)",
     )
     match_burst: int = setting(20, "matches one identity or client address may open at once")
     proxies: tuple[str, ...] = setting(

@@ -16,14 +16,12 @@ from ..match import Event
 from ..match.events import Decided
 from ..store import BoardPlace, Store
 from .records import subject
-from .seat import holder_keys
 
 routes = Routes()
 
 
 @routes.handles(p.QuickRace)
 async def on_quick(ctx: Context, client: Client, msg: p.QuickRace) -> None:
-    ctx.holdings.opening(holder_keys(ctx, client), ctx.clock() / 1000)  # a race, once paired
     await ctx.quick.join(client, msg)
 
 

@@ -52,8 +52,7 @@ async def test_opening_past_the_burst_is_refused_per_identity_and_per_address(
     assert "next in 60 s" in refused["message"]
     lobby = await ann.request({"type": "create"}, "error")  # a lobby too
     assert lobby["code"] == "rate_limited"
-    quick = await ann.request({"type": "quick"}, "error")  # and a quick race (a match once paired)
-    assert quick["code"] == "rate_limited"
+    await ann.request({"type": "quick"}, "queued")  # a place in the queue opens nothing yet
     # Another identity from another address is not concerned.
     bob = await from_address(app, "203.0.113.6")
     for _ in range(3):
