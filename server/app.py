@@ -86,6 +86,7 @@ class App:
             per_address=settings.games_per_address,
             lobbies_per_address=settings.lobbies_per_address,
             opens=Buckets(settings.matches_per_hour / 3600, settings.match_burst),
+            address_opens=Buckets(settings.address_matches_per_hour / 3600, settings.address_match_burst),
         )
         self.lobbies: dict[str, tuple[str, str]] = {}  # the lobby each creator made last (handlers/seat.py)
         max_sockets, reserve = socket_budget(settings.max_sockets)

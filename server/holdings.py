@@ -27,8 +27,10 @@ Matches opened are counted over time as well (``opening``): a lobby called
 off or a practice game replaced leaves memory at once, but its log stays in
 the store (a practice game's for good), so a creator replacing game after
 game at their frame rate would fill it. A ``create`` and a ``rematch`` each
-take one of ``opens`` (a token bucket) per identity and per address, refused
-(``rate_limited``) past it with the seconds until the next; connections with
+take one of ``opens`` (a token bucket) per identity and one of
+``address_opens`` per address (ten times as many by default: many people
+may share an address), refused (``rate_limited``) past either with the
+seconds until the next; connections with
 neither (this machine's, the bots) are not counted. A quick race's ``quick``
 is not: a place in the queue opens nothing, and people join and cancel.
 """
@@ -54,11 +56,13 @@ class Holdings:
         per_address: int,
         lobbies_per_address: int,
         opens: Buckets,
+        address_opens: Buckets,
     ) -> None:
         self._holds = holds  # whether a match is still held in memory (``Hub.holds``)
         self.per_player, self.per_address = per_player, per_address
         self.lobbies_per_address = lobbies_per_address
-        self.opens = opens  # matches opened, by identity and address key
+        self.opens = opens  # matches opened, by identity key
+        self.address_opens = address_opens  # and by address key
         # key -> match id -> (the match, whether this key created it)
         self._by_key: dict[str, dict[str, tuple[LiveMatch, bool]]] = {}
 
@@ -100,7 +104,8 @@ class Holdings:
     def opening(self, keys: Iterable[str], now_s: float) -> None:
         """Count one match opened for each identity and address of ``keys``; refused past their allowance."""
         for key in keys:
-            if key.startswith(("p:", "a:")) and (wait := self.opens.take(key, now_s)):
+            buckets = self.address_opens if key.startswith("a:") else self.opens
+            if key.startswith(("p:", "a:")) and (wait := buckets.take(key, now_s)):
                 whose = "your address has" if key.startswith("a:") else "you have"
                 raise Refused(
                     ErrorCode.RATE_LIMITED,

@@ -102,10 +102,14 @@ class Settings:
     games_per_address: int = setting(64, "matches one client address may hold seats in (0: no cap)")
     lobbies_per_address: int = setting(16, "open lobbies one client address may have created (0: no cap)")
     matches_per_hour: float = setting(
-        120.0,
-        "matches one identity or client address may open an hour on average (create, rematch)",
+        120.0, "matches one identity may open an hour on average (create, rematch)"
     )
-    match_burst: int = setting(20, "matches one identity or client address may open at once")
+    match_burst: int = setting(20, "matches one identity may open at once")
+    address_matches_per_hour: float = setting(
+        1200.0,
+        "matches one client address may open an hour on average, all its identities (a home, an office, a NAT)",
+    )
+    address_match_burst: int = setting(200, "matches one client address may open at once")
     proxies: tuple[str, ...] = setting(
         (),
         "a proxy in front (repeatable): connections from it count for its X-Real-IP",
