@@ -119,9 +119,8 @@ class SeatState:
     # Every play applied, in order (an undo takes its play back): until the decision, which hands
     # them to the replay (``Match.take_plays``).
     plays: list[Play] = field(default_factory=list)
-    undos_after: dict[int, int] = field(
-        default_factory=dict
-    )  # practice: seq -> seqless undos made before the next
+    # Practice: seq -> the seqless undos (v1's) made before the next.
+    undos_after: dict[int, int] = field(default_factory=dict)
     # Spectator lag (``Match.release_held``): the cards drawn after each play not yet shown to
     # spectators, oldest first. Only the count: a v1 board is rebuilt when it is shown (v2's are
     # the kept ``plays``).
