@@ -32,7 +32,9 @@ take one of ``opens`` (a token bucket) per identity and one of
 may share an address), refused (``rate_limited``) past either with the
 seconds until the next; connections with
 neither (this machine's, the bots) are not counted. A quick race's ``quick``
-is not: a place in the queue opens nothing, and people join and cancel.
+takes one too, for the race it will be paired into (``server/quick.py``),
+and a place that leaves the queue unpaired gives it back (``unopened``):
+people join and cancel, and that opens nothing.
 """
 
 from __future__ import annotations
@@ -102,15 +104,34 @@ class Holdings:
                     )
 
     def opening(self, keys: Iterable[str], now_s: float) -> None:
-        """Count one match opened for each identity and address of ``keys``; refused past their allowance."""
-        for key in keys:
-            buckets = self.address_opens if key.startswith("a:") else self.opens
-            if key.startswith(("p:", "a:")) and (wait := buckets.take(key, now_s)):
+        """Count one match opened for each identity and address of ``keys``; refused past their allowance.
+
+        Refused, it counts nothing: the tokens taken for the keys before the one refused are given back.
+        """
+        taken: list[str] = []
+        for key, buckets in self._counted(keys):
+            if wait := buckets.take(key, now_s):
+                self.unopened(taken)
                 whose = "your address has" if key.startswith("a:") else "you have"
                 raise Refused(
                     ErrorCode.RATE_LIMITED,
                     f"{whose} opened a lot of games lately: the next in {math.ceil(wait)} s",
                 )
+            taken.append(key)
+
+    def unopened(self, keys: Iterable[str]) -> None:
+        """Give back what ``opening`` counted for ``keys``: the match it was counted for was not opened
+        (a place in the quick queue left before it was paired)."""
+        for key, buckets in self._counted(keys):
+            buckets.give_back(key)
+
+    def _counted(self, keys: Iterable[str]) -> Iterable[tuple[str, Buckets]]:
+        """The keys of ``keys`` whose matches opened are counted (identities, addresses), with their buckets."""
+        for key in keys:
+            if key.startswith("p:"):
+                yield key, self.opens
+            elif key.startswith("a:"):
+                yield key, self.address_opens
 
     def took_seat(self, keys: Iterable[str], lm: LiveMatch, *, created: bool) -> None:
         for key in keys:

@@ -40,6 +40,10 @@ class Bucket:
         self.tokens = tokens
         return (1 - tokens) / self.rate
 
+    def give_back(self) -> None:
+        """Return a token taken for what then did not happen; never past ``burst``."""
+        self.tokens = min(self.tokens + 1, self.burst)
+
     def full(self, now: float) -> bool:
         """Whether it has refilled to ``burst`` by ``now`` (a new one would be the same)."""
         return self.tokens + (now - self.stamp) * self.rate >= self.burst
@@ -68,6 +72,12 @@ class Buckets:
         if bucket is None:
             bucket = self._buckets[key] = Bucket(self.rate, self.burst, now)
         return bucket.take(now)
+
+    def give_back(self, key: str) -> None:
+        """Return a token ``key`` took (a forgotten bucket was full: nothing to return)."""
+        bucket = self._buckets.get(key)
+        if bucket is not None:
+            bucket.give_back()
 
     def forget_full(self, now: float) -> None:
         """Drop the keys whose bucket is full again (a new one would start so)."""

@@ -26,6 +26,19 @@ A quick race's racers must be ready within ``READY_WITHIN_MS``, or it is
 called off (``Match.tick``); the process holding a racer who was ready puts
 them back in the queue with their old time, ahead of everyone who came
 later, and the one who was not may not join again for ``NO_SHOW_BAR_MS``.
+
+Each quick race is a match opened, counted against each racer's allowance of
+matches opened (``Holdings.opening``: per identity and per address, as a
+``create``). It is counted when the player joins, in the process holding
+their connection, which knows their address: the pairing process may be
+another, and knows neither the address nor that process's allowances. A
+player past their allowance is refused (``rate_limited``, with the seconds
+to wait) and gets no place, so no round can pair them: whoever would have
+raced them waits on and is paired with someone else. A place that leaves the
+queue unpaired (cancelled, its connection closed, taken over by another
+connection or replaced by a new ``quick``) gives its count back: joining and
+cancelling opens nothing. Put back after a race called off, a ready racer
+is not counted again (the race they were counted for never took place).
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ from typing import Protocol, cast
 from . import matchmaking
 from . import protocol as p
 from .errors import Conflict, ErrorCode, Refused, StoreUnavailable
+from .holdings import Holdings
 from .hub import new_code, new_token
 from .live import LiveMatch
 from .liveness import instance_of
@@ -72,15 +86,22 @@ class Server(Seating, Protocol):
     settings: Settings
     store: Store
     instance: str
+    holdings: Holdings
 
 
 @dataclass
 class Waiting:
-    """A connection here that waits in the queue, with the token of the seat it will get."""
+    """A connection here that waits in the queue, with the token of the seat it will get.
+
+    ``charged``: the ``Holdings`` keys its place was counted under as a match
+    opened (none when it was put back after a race called off): given back if
+    it leaves unpaired.
+    """
 
     client: Client
     token: str
     place: QueueEntry
+    charged: list[str]
 
 
 class QuickRaces:
@@ -91,7 +112,8 @@ class QuickRaces:
 
     # ------------------------------------------------------------- the player
 
-    async def join(self, client: Client, msg: p.QuickRace) -> None:
+    async def join(self, client: Client, msg: p.QuickRace, keys: list[str]) -> None:
+        """Give the client a place, counted as a match opened under ``keys`` (``Holdings.keys``)."""
         ctx = self._ctx
         if client.player is None:
             raise Refused(ErrorCode.BAD_KEY, "say hello first: quick races are rated")
@@ -109,11 +131,35 @@ class QuickRaces:
             since=ctx.clock(),
             token_hash=hash_token(token),
         )
-        await self._enter(client, token, place, again=False)
+        ctx.holdings.opening(keys, ctx.clock() / 1000)
+        try:
+            joined = await ctx.store.queue_join(place)
+        except BaseException:
+            ctx.holdings.unopened(keys)  # no place: nothing to count
+            raise
+        await self._hold(client, token, joined, again=False, charged=keys)
 
-    async def _enter(self, client: Client, token: str, place: QueueEntry, *, again: bool) -> None:
-        stored, previous = await self._ctx.store.queue_join(place)
-        self.waiting[client.id] = Waiting(client, token, stored)
+    async def _enter(
+        self, client: Client, token: str, place: QueueEntry, *, again: bool, charged: list[str]
+    ) -> None:
+        await self._hold(client, token, await self._ctx.store.queue_join(place), again=again, charged=charged)
+
+    async def _hold(
+        self,
+        client: Client,
+        token: str,
+        joined: tuple[QueueEntry, QueueEntry | None],
+        *,
+        again: bool,
+        charged: list[str],
+    ) -> None:
+        """Wait here in the place the store gave (``joined``: it, and the place it replaced); one this
+        connection held before gives its count back."""
+        stored, previous = joined
+        replaced = self.waiting.get(client.id)
+        self.waiting[client.id] = Waiting(client, token, stored, charged)
+        if replaced is not None and previous is not None and previous.conn == client.id:
+            self._ctx.holdings.unopened(replaced.charged)  # its place, replaced: never paired
         client.send(
             p.Queued(
                 variant=stored.variant,
@@ -162,15 +208,20 @@ class QuickRaces:
             return
         store, player = self._ctx.store, w.place.player
         try:
-            await store.queue_leave(player, client.id)
+            left = await store.queue_leave(player, client.id)
         except StoreUnavailable:
-            self._ctx.hub.spawn(self._leave_later(player, client.id))
+            self._ctx.hub.spawn(self._leave_later(w))
+            return
+        if left:  # not paired meanwhile
+            self._ctx.holdings.unopened(w.charged)
 
-    async def _leave_later(self, player: str, conn: str) -> None:
-        store = self._ctx.store
-        await retry(
+    async def _leave_later(self, w: Waiting) -> None:
+        store, player, conn = self._ctx.store, w.place.player, w.client.id
+        left = await retry(
             lambda: store.queue_leave(player, conn), retry_on=StoreUnavailable, tries=60, pause_first=True
         )
+        if left:
+            self._ctx.holdings.unopened(w.charged)
 
     # ----------------------------------------------------------------- pairing
 
@@ -279,6 +330,7 @@ class QuickRaces:
         elif kind == "moved":
             w = self.waiting.pop(str(notice["conn"]), None)
             if w is not None:
+                self._ctx.holdings.unopened(w.charged)  # its place was taken over, unpaired
                 w.client.send(p.Unqueued(reason="elsewhere"))
         elif kind == "paired":
             seats = notice["seats"]
@@ -317,7 +369,7 @@ class QuickRaces:
             if code is not None and seat is not None:
                 await self._seat(w, code, seat)
             elif self.waiting.get(conn) is w:  # taken out without a race (its process was taken for dead)
-                await self._enter(w.client, w.token, w.place, again=False)
+                await self._enter(w.client, w.token, w.place, again=False, charged=w.charged)
 
     async def _seat_for(self, code: str, w: Waiting) -> int | None:
         """The seat of ``code`` that ``w``'s token holds, if any."""
@@ -376,6 +428,6 @@ class QuickRaces:
             token_hash=hash_token(token),
         )
         try:
-            await self._enter(waiting, token, place, again=True)
+            await self._enter(waiting, token, place, again=True, charged=[])
         except StoreUnavailable:
             waiting.send(p.Error(code=ErrorCode.UNAVAILABLE, message="could not put you back in the queue"))

@@ -16,13 +16,14 @@ from ..match import Event
 from ..match.events import Decided
 from ..store import BoardPlace, Store
 from .records import subject
+from .seat import holder_keys
 
 routes = Routes()
 
 
 @routes.handles(p.QuickRace)
 async def on_quick(ctx: Context, client: Client, msg: p.QuickRace) -> None:
-    await ctx.quick.join(client, msg)
+    await ctx.quick.join(client, msg, holder_keys(ctx, client))
 
 
 @routes.handles(p.QuickCancel)

@@ -43,7 +43,7 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         raise Refused(ErrorCode.BAD_KEY, "say hello first: a rated race rates who you are")
     if msg.bot is not None:
         ctx.bots.check(client)
-    keys = _holder_keys(ctx, client)
+    keys = holder_keys(ctx, client)
     ctx.holdings.check(keys, creating=True, replacing=_let_go_of(ctx, client))
     ctx.holdings.opening(keys, ctx.clock() / 1000)
     if msg.daily:
@@ -115,7 +115,7 @@ async def _close_previous(ctx: Context, client: Client, match_id: str, token: st
 @routes.handles(p.Join)
 async def on_join(ctx: Context, client: Client, msg: p.Join) -> None:
     lm = await ctx.hub.get(msg.match)
-    keys = _holder_keys(ctx, client)
+    keys = holder_keys(ctx, client)
     ctx.holdings.check(keys, creating=False)
     claim = await daily.join(ctx, client, lm.match)
     token = new_token()
@@ -168,7 +168,7 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     client.live, client.seat = lm, seat
     ctx.hub.attach_seat(lm, seat, client)
     client.send(resumed(m, seat, missed, ctx.clock()))
-    ctx.holdings.took_seat(_holder_keys(ctx, client), lm, created=False)  # a rematch's seat: counted
+    ctx.holdings.took_seat(holder_keys(ctx, client), lm, created=False)  # a rematch's seat: counted
     if not holds:
         await ctx.hub.execute(lm, lambda m: m.decide_connect(seat, client.id, ctx.clock()))
     if m.result is not None and m.rated:  # the result screen shows what the race did to the ratings
@@ -234,7 +234,7 @@ async def on_resign(ctx: Context, client: Client, msg: p.Resign) -> None:
 
 @routes.handles(p.Rematch)
 async def on_rematch(ctx: Context, client: Client, msg: p.Rematch) -> None:
-    keys = _holder_keys(ctx, client)
+    keys = holder_keys(ctx, client)
     ctx.holdings.check(keys, creating=False)  # a rematch is a new match, as a create
     seated(client)  # (no seat: nothing asked, nothing counted)
     ctx.holdings.opening(keys, ctx.clock() / 1000)
@@ -294,7 +294,7 @@ def _let_go_of(ctx: Context, client: Client) -> str | None:
     return lm.match.id if all(s is None for s in lm.match.seats[1:]) else None
 
 
-def _holder_keys(ctx: Context, client: Client) -> list[str]:
+def holder_keys(ctx: Context, client: Client) -> list[str]:
     """The keys the client's seats count under (``Holdings``): connection, identity, address."""
     return ctx.holdings.keys(
         client.id, client.player.id if client.player else None, ctx.addresses.keys.get(client.id)

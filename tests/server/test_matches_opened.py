@@ -59,7 +59,8 @@ async def test_opening_past_the_burst_is_refused_per_identity_and_per_address(
     assert "next in 60 s" in refused["message"]
     lobby = await ann.request({"type": "create"}, "error")  # a lobby too
     assert lobby["code"] == "rate_limited"
-    await ann.request({"type": "quick"}, "queued")  # a place in the queue opens nothing yet
+    quick = await ann.request({"type": "quick"}, "error")  # a quick race too, which it would open
+    assert quick["code"] == "rate_limited" and "next in 60 s" in quick["message"]
     # Another identity from another address is not concerned.
     bob = await from_address(app, "203.0.113.6")
     for _ in range(3):
