@@ -8,10 +8,12 @@ frame rate did so without end, the quotas counting only the games open at once.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
 from race import MakeAppT, client, clock_advance, kick
+from ratingkit import paired, player
 from wsclient import WsClient
 
 from server.app import App
@@ -111,3 +113,142 @@ async def test_rematches_in_a_row_and_practice_between_are_not_refused(
         code = await race_and_rematch(app, a, b, code, tokens)
     for _ in range(6):
         assert (await practice(a))["type"] == "created"
+
+
+async def quick_race(apps: list[App], a: WsClient, b: WsClient) -> None:
+    """Both join the queue, are paired, ready and finish at once: a draw (their ratings stay together,
+    so they are paired again at once). ``apps``: every process (their clocks); the first holds the race."""
+    for c in (a, b):
+        await c.request({"type": "quick"}, "queued")
+    to_a, _ = await paired(a, b)
+    for c in (a, b):
+        await c.expect("lobby", match=to_a["match"])  # seated: it may get ready
+        await c.send({"type": "ready"})
+    for c in (a, b):
+        await c.expect("countdown")
+    for app in apps:
+        clock_advance(app, COUNTDOWN_MS)
+    kick(apps[0], to_a["match"])
+    for c in (a, b):
+        await c.expect("start")
+    for c in (a, b):
+        await c.send({"type": "finish"})
+    for c in (a, b):
+        await c.expect("result")
+
+
+async def quick(c: WsClient) -> dict[str, Any]:
+    """Ask for a quick race: the answer (``queued`` or ``error``)."""
+    await c.send({"type": "quick"})
+    async with asyncio.timeout(10):
+        while (answer := await c.recv())["type"] not in ("queued", "error"):
+            pass
+    return answer
+
+
+async def refused_quick(c: WsClient, whose: str = "you have") -> int:
+    """A ``quick`` refused ``rate_limited`` (``whose`` allowance): the seconds it says to wait."""
+    refused = await quick(c)
+    assert refused["type"] == "error" and refused["code"] == "rate_limited", refused
+    said = re.fullmatch(f"{whose} opened a lot of games lately: the next in ([0-9]+) s", refused["message"])
+    assert said is not None, refused
+    return int(said[1])
+
+
+@ON_EACH
+async def test_a_pair_racing_quick_races_again_and_again_is_refused_past_its_burst(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """Two identities paired, racing and queueing again every few seconds opened a match each time
+    (its log, its result, two ratings) without end: the queue counted none of them."""
+    app = await make_app(
+        match_burst=3,
+        matches_per_hour=60,
+        address_match_burst=7,
+        address_matches_per_hour=120,
+        rate_per_s=1000.0,
+        burst=1000,
+        **PROXIED,
+        **backend,
+    )
+    ann, bob = [await from_address(app, "203.0.113.5") for _ in "ab"]
+    for _ in range(3):
+        await quick_race([app], ann, bob)
+    countdowns = 3 * COUNTDOWN_MS // 1000  # the time the test moved on: a token's share back
+    for c in (ann, bob):
+        assert 60 - countdowns <= await refused_quick(c) <= 60 - countdowns + 1
+    # Another identity is not concerned, until its address (the pair's) has opened its own: 6 and 1.
+    cat = await from_address(app, "203.0.113.5")
+    await cat.request({"type": "quick"}, "queued")
+    await refused_quick(await from_address(app, "203.0.113.5"), "your address has")
+    dan = await from_address(app, "203.0.113.6")
+    await dan.request({"type": "quick"}, "queued")
+    await paired(cat, dan)
+    clock_advance(app, 60_000)  # one more for each of the pair, two for their address
+    await quick_race([app], ann, bob)
+    await refused_quick(await from_address(app, "203.0.113.5"), "your address has")
+
+
+@ON_EACH
+async def test_a_player_out_of_allowance_gets_no_place_and_the_one_waiting_races_someone_else(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """Refused at the ``quick``, not at the pairing: nobody is paired with them, so no race is half made."""
+    app = await make_app(match_burst=1, quick_pair_every_s=0, rate_per_s=1000.0, burst=1000, **backend)
+    (ann, _), (bob, bob_id), (cat, _) = [await player(app, n) for n in ("Ann", "Bob", "Cat")]
+    assert (await practice(ann))["type"] == "created"  # her one match for now
+    await bob.request({"type": "quick"}, "queued")
+    assert await refused_quick(ann) == 30  # 120 an hour
+    await app.quick.pair_now()
+    assert list(await app.store.queue_places([bob_id["player"]])) == [bob_id["player"]]  # waits on, unpaired
+    await cat.request({"type": "quick"}, "queued")
+    await app.quick.pair_now()
+    to_bob, to_cat = await paired(bob, cat)
+    assert to_bob["match"] == to_cat["match"]
+    assert bob.received.count(to_bob) == 1 and not any(m["type"] == "paired" for m in ann.received)
+
+
+@ON_EACH
+async def test_quick_races_at_a_persons_pace_with_practice_between_are_never_refused(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """The defaults: 30 quick races in an hour, a practice game between each two and the queue joined
+    and left before each. Back to back with no pause, they are refused past the burst."""
+    app = await make_app(rate_per_s=1000.0, burst=1000, **PROXIED, **backend)
+    ann, bob = [await from_address(app, "203.0.113.5") for _ in "ab"]
+    for _ in range(30):
+        await ann.request({"type": "quick"}, "queued")
+        await ann.request({"type": "quick_cancel"}, "unqueued")  # gives back what the place took
+        await quick_race([app], ann, bob)
+        assert (await practice(ann))["type"] == "created"
+        clock_advance(app, 120_000)
+    raced = 0
+    while raced < 30 and (answer := await quick(ann))["type"] == "queued":
+        await ann.request({"type": "quick_cancel"}, "unqueued")
+        await quick_race([app], ann, bob)
+        raced += 1
+    # The burst (20), and two more: one refills in 30 s, and each race's countdown moved the clock 3 s.
+    assert answer["code"] == "rate_limited" and raced == 22
+
+
+async def test_quick_races_are_counted_where_the_racer_is_whichever_process_pairs(
+    make_app: MakeAppT, shared_url: str
+) -> None:
+    """Each racer's process counts their quick races (it knows their address); a third one pairs."""
+    shared = {"store_url": shared_url, "bus_url": shared_url, "rate_per_s": 1000.0, "burst": 1000}
+    limits = {"match_burst": 2, "matches_per_hour": 60}
+    one, two = [await make_app(**shared, **limits, quick_pair_every_s=0) for _ in "12"]
+    pairing = await make_app(**shared)  # the only one that pairs: nobody races there
+    (ann, _), (bob, _), (cat, _) = (
+        await player(one, "Ann"),
+        await player(two, "Bob"),
+        await player(two, "Cat"),
+    )
+    for _ in range(2):
+        await quick_race([one, two, pairing], ann, bob)
+    for c in (ann, bob):
+        assert 50 < await refused_quick(c) <= 60
+    await cat.request({"type": "quick"}, "queued")
+    clock_advance(one, 60_000)
+    await ann.request({"type": "quick"}, "queued")
+    await paired(ann, cat)
