@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from race import MakeAppT, client, clock_advance, kick
-from ratingkit import paired, player
+from ratingkit import again, paired, player
 from wsclient import WsClient
 
 from server.app import App
@@ -252,3 +252,26 @@ async def test_quick_races_are_counted_where_the_racer_is_whichever_process_pair
     clock_advance(one, 60_000)
     await ann.request({"type": "quick"}, "queued")
     await paired(ann, cat)
+
+
+@ON_EACH
+async def test_a_place_left_unpaired_gives_back_what_it_counted(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """Taken over by another tab, replaced by a new ``quick``, or dropped with its connection: a place
+    that was never paired opened nothing. The races themselves count."""
+    app = await make_app(match_burst=2, matches_per_hour=60, rate_per_s=1000.0, burst=1000, **backend)
+    (ann, ann_id), (bob, _) = await player(app, "Ann"), await player(app, "Bob")
+    for _ in range(5):
+        tab = await again(app, ann_id)
+        await ann.request({"type": "quick"}, "queued")
+        await tab.request({"type": "quick"}, "queued")
+        await ann.expect("unqueued", reason="elsewhere")
+        await tab.request({"type": "quick", "time_limit_s": 600}, "queued")
+        await tab.close()
+        async with asyncio.timeout(5):
+            while app.quick.waiting:
+                await asyncio.sleep(0.01)
+    for _ in range(2):
+        await quick_race([app], ann, bob)
+    await refused_quick(ann)
