@@ -102,7 +102,7 @@ class Settings:
     games_per_address: int = setting(64, "matches one client address may hold seats in (0: no cap)")
     lobbies_per_address: int = setting(16, "open lobbies one client address may have created (0: no cap)")
     matches_per_hour: float = setting(
-        120.0, "matches one identity may open an hour on average (create, rematch)"
+        120.0, "matches one identity may open an hour on average (create, rematch, quick race)"
     )
     match_burst: int = setting(20, "matches one identity may open at once")
     address_matches_per_hour: float = setting(
