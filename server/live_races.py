@@ -12,8 +12,10 @@ putting it back. Every process reads the same list from the store.
 A client asks with ``live`` and is sent the list again whenever it changed,
 every ``live_every_s`` at most, until ``live_stop`` or its connection
 closes. A process reads the store only while someone here follows
-the list (once a period, whatever they ask), ranks each order once a read,
-and builds each page (order, length) once for all its followers.
+the list (once a period, whatever they ask), and then only the top of each
+order (the longest page's worth, ``p.LIVE_LIMIT``) and the stale listings,
+which the store keeps indexed: not the whole list. It ranks each order once
+a read, and builds each page (order, length) once for all its followers.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .errors import StoreUnavailable
 from .live import LiveMatch, Peer
 from .match import Event, Match
 from .match.events import Decided, Ended, Moved, Started
-from .store import Store
+from .store import Store, live_gap
 
 log = logging.getLogger(__name__)
 #: A listing this long past its race's end is stale: its decision never came (every process died).
@@ -97,8 +99,7 @@ def _newest(r: Listing) -> tuple[int, str]:
 
 
 def _closest(r: Listing) -> tuple[int, int, str]:
-    lefts = [racer["leftover"] for racer in r["racers"]]
-    return -(max(lefts) - min(lefts) if lefts else 0), r["started_at"], r["match"]
+    return -live_gap(racer["leftover"] for racer in r["racers"]), r["started_at"], r["match"]
 
 
 def current(stored: Sequence[bytes], now: int) -> tuple[list[Listing], list[str]]:
@@ -107,6 +108,8 @@ def current(stored: Sequence[bytes], now: int) -> tuple[list[Listing], list[str]
     Decoded, not made models: with 5,000 races listed, a model for each
     listing read was 190-230 ms of the event loop every ``live_every_s``
     while anyone here followed the list (docs/benchmarks.md, "Loads nobody ran").
+    Stale: ended before ``now - STALE_AFTER_END_MS``, the ``stale_before`` of
+    the store's read (``Store.live_races``), which hands every stale one.
     """
     races, stale = [], []
     for raw in stored:
@@ -149,9 +152,10 @@ class LiveRaces:
     followers: dict[str, Follower] = field(default_factory=dict)  # by connection id
     _changed: dict[str, LiveMatch] = field(default_factory=dict)
     _stale: set[str] = field(default_factory=set)  # listed long past their end: taken off at the next write
-    # The list as last read (loop time, races); the JSON of its first races by order (``ranked``),
-    # as deep as the longest page; and the frames built from them, by (order, limit).
-    _read: tuple[float, list[Listing]] | None = None
+    # The list's top as last read (loop time, races, how many are listed); the JSON of its first
+    # races by order (``ranked``), as deep as the longest page; and the frames built from them,
+    # by (order, limit).
+    _read: tuple[float, list[Listing], int] | None = None
     _ranked: dict[p.LiveOrder, list[bytes]] = field(default_factory=dict)
     _pages: dict[tuple[p.LiveOrder, int], bytes] = field(default_factory=dict)
 
@@ -209,10 +213,13 @@ class LiveRaces:
     async def refresh(self, only: set[str] | None = None) -> None:
         """Send each follower (or those in ``only``) its page, if it changed.
 
-        The list is read from the store for every period's refresh; a new
-        follower (``only``) is sent the pages of the last read while it is less
-        than a period old: each ``live`` read and sorted the whole list (every
-        race of every process), and a client can send 30 a second. Each order's
+        The list's top is read from the store for every period's refresh: each
+        order's first ``p.LIVE_LIMIT`` and the stale listings, from the store's
+        indexes. Read whole, 10,000 listings were 70 ms of the event loop every
+        period on a process with a follower (docs/benchmarks.md, "The live
+        list read from the top"). A new follower (``only``) is sent the pages
+        of the last read while it is less than a period old: each ``live``
+        read the list, and a client can send 30 a second. Each order's
         first races become models once a read, as deep as the longest page
         (``_ranked_for``); a page of each length is their JSON joined
         (``frame``), built once a read.
@@ -222,14 +229,16 @@ class LiveRaces:
             return
         loop = asyncio.get_running_loop()
         if only is None or self._read is None or loop.time() - self._read[0] >= self.every_s:
-            races, stale = current(await self.store.live_races(), self.clock())
+            now = self.clock()
+            top = await self.store.live_races(p.LIVE_LIMIT, now - STALE_AFTER_END_MS)
+            races, stale = current(top.races, now)
             self._stale.update(stale)
-            self._read, self._ranked, self._pages = (loop.time(), races), {}, {}
-        races, built = self._read[1], self._pages
+            self._read, self._ranked, self._pages = (loop.time(), races, top.total - len(stale)), {}, {}
+        total, built = self._read[2], self._pages
         for f in followers:
             key = (f.order, f.limit)
             if key not in built:
-                built[key] = frame(self._ranked_for(f.order), f.order, f.limit, len(races))
+                built[key] = frame(self._ranked_for(f.order), f.order, f.limit, total)
             page = built[key]
             if page != f.last:
                 f.last = page
@@ -237,6 +246,9 @@ class LiveRaces:
 
     def _ranked_for(self, order: p.LiveOrder) -> list[bytes]:
         """The last read's first races in ``order``, as deep as the longest page (``p.LIVE_LIMIT``).
+
+        The read holds each order's first ``p.LIVE_LIMIT`` past the stale ones:
+        ranked here, the two orders' together, they are each order's top.
 
         Ranked once a read, whatever pages are asked: ranked only as deep as
         the pages followed, a ``live`` asking for a longer page than any

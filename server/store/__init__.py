@@ -11,9 +11,9 @@ before it returns: a move is acknowledged, and a result sent, only after that.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol
+from typing import Protocol, overload
 
 from ..errors import Conflict as Conflict
 from ..errors import StoreUnavailable as StoreUnavailable
@@ -121,6 +121,26 @@ class BoardPage:
     places: list[BoardPlace]
     total: int
     next: BoardKey | None
+
+
+def live_gap(leftovers: Iterable[int]) -> int:
+    """How far apart a listed race's racers are in cards left: the ``closest`` order's first key, lowest first.
+
+    The one definition: ``server/live_races.py`` ranks by it, and each store
+    keeps it with every listing so that its index has the same order.
+    """
+    lefts = list(leftovers)
+    return max(lefts) - min(lefts) if lefts else 0
+
+
+@dataclass(frozen=True)
+class LiveTop:
+    """The top of the list of live races, as a period's refresh reads it (``Store.live_races``)."""
+
+    #: Each ``LiveRace``'s JSON as written, each once, in no order: the first ``depth`` listings of
+    #: each order (newest; closest) past the stale ones, and every stale one (ended before ``stale_before``).
+    races: list[bytes]
+    total: int  # every listing, the stale ones included
 
 
 class Store(Protocol):
@@ -284,8 +304,22 @@ class Store(Protocol):
         off; these are the races every process died under before their decision.
         """
 
-    async def live_races(self) -> list[bytes]:
-        """The listed races, each ``LiveRace``'s JSON as written: a refresh makes models of one page's only."""
+    @overload
+    async def live_races(self) -> list[bytes]: ...
+
+    @overload
+    async def live_races(self, depth: int, stale_before: int) -> LiveTop: ...
+
+    async def live_races(self, depth: int | None = None, stale_before: int = 0) -> list[bytes] | LiveTop:
+        """Every listing (each ``LiveRace``'s JSON as written); or, given ``depth``, the top of each order.
+
+        A refresh reads the top (``LiveTop``): as many listings as the pages
+        need, whatever the list holds. The store keeps each order indexed
+        (newest: ``started_at`` then match, descending; closest: ``live_gap``
+        ascending, then as newest) and the listings by ``ends_at``, so that the
+        stale ones are found without reading the rest. The whole list is for
+        the tests and benches that compare the two.
+        """
 
     async def close(self) -> None: ...
 

@@ -62,7 +62,7 @@ import logging
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, overload
 
 from redis.asyncio import RedisCluster
 from redis.commands.core import AsyncScript
@@ -94,7 +94,7 @@ from ..protocol import PLAYER_ID_PATTERN, LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
 from ..redis_link import UNANSWERED, Client, connect, hash_tag
 from ..stats import Totals, fold
-from . import BoardKey, BoardPage, BoardRow, DailyBoard, PlayerRecord, QueueEntry, board_rows
+from . import BoardKey, BoardPage, BoardRow, DailyBoard, LiveTop, PlayerRecord, QueueEntry, board_rows
 from .redis_ratings import SharedData
 
 log = logging.getLogger(__name__)
@@ -677,8 +677,16 @@ class RedisStore:
     async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str] = ()) -> None:
         await self._shared.list_races(races, stale)
 
-    async def live_races(self) -> list[bytes]:
-        return await self._shared.live_races()
+    @overload
+    async def live_races(self) -> list[bytes]: ...
+
+    @overload
+    async def live_races(self, depth: int, stale_before: int) -> LiveTop: ...
+
+    async def live_races(self, depth: int | None = None, stale_before: int = 0) -> list[bytes] | LiveTop:
+        if depth is None:
+            return await self._shared.live_races()
+        return await self._shared.live_top(depth, stale_before)
 
     async def close(self) -> None:
         await self._redis.aclose()

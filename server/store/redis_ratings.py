@@ -15,8 +15,11 @@ its keys sharing a hash tag, so that one script may change them together:
   ``lease`` (the process pairing players). Every join, leave and pairing
   goes through one master: docs/deploy.md says what that costs.
 - ``grip:live:{live-races}:...``: ``races`` (hash: match to its listing),
-  ``over`` (zset: decided matches of the last hour, so that a listing written
-  late by a process that had not heard of the decision yet stays off).
+  ``newest``, ``closest`` and ``ends`` (zsets: each listed match by its place
+  in that order, and by its race's end: a refresh reads the top of each
+  order and the stale listings, not the hash), ``over`` (zset: decided
+  matches of the last hour, so that a listing written late by a process that
+  had not heard of the decision yet stays off).
 
 Rating a race is a follow-up of its decision (``RedisStore._follow_up``): the
 racers' ratings are read, the update computed here (``server/ratings.py``),
@@ -37,7 +40,7 @@ from ..errors import StoreUnavailable
 from ..protocol import LiveRace, Rated, Result, VariantName, now_ms
 from ..ratings import PlayerRating, RatingPoint
 from ..redis_link import Client
-from . import BoardKey, BoardPage, BoardPlace, QueueEntry
+from . import BoardKey, BoardPage, BoardPlace, LiveTop, QueueEntry, live_gap
 from .waiting import kept_place
 
 RATE_ATTEMPTS = 16  # a racer's rating changed by another race meanwhile: compute again
@@ -136,13 +139,78 @@ end
 return 0
 """
 
-#: KEYS races, over; ARGV match/JSON pairs: listed unless decided meanwhile.
+#: KEYS races, newest, closest, ends, over; ARGV for each race: match, JSON and its three scores
+#: (``live_scores``): listed and indexed unless decided meanwhile.
 LIST = """
-for i = 1, #ARGV, 2 do
-  if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 1, #ARGV, 5 do
+  if not redis.call('ZSCORE', KEYS[5], ARGV[i]) then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    for k = 2, 4 do redis.call('ZADD', KEYS[k], ARGV[i + k], ARGV[i]) end
+  end
 end
 return 1
 """
+
+#: Races off the list and its indexes. KEYS races, newest, closest, ends, over; ARGV when they were
+#: decided ('' for stale listings: not decided), the latest decision ``over`` lets go of, the matches.
+UNLIST = """
+local at = ARGV[1]
+for i = 3, #ARGV do
+  if at ~= '' then redis.call('ZADD', KEYS[5], at, ARGV[i]) end
+  redis.call('HDEL', KEYS[1], ARGV[i])
+  for k = 2, 4 do redis.call('ZREM', KEYS[k], ARGV[i]) end
+end
+if at ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[2]) end
+return 1
+"""
+
+#: The top of the list. KEYS races, newest, closest, ends; ARGV depth, stale_before. Every listing
+#: ended before stale_before, and each order's first depth past them (as many more as there are
+#: stale ones); returns the listings' count, their JSON, and whether the indexes count the listings
+#: (0: written by a version that kept none; ``SharedData.reindex``).
+TOP = """
+local total = redis.call('HLEN', KEYS[1])
+local found, seen = {}, {}
+local function add(members)
+  for _, m in ipairs(members) do
+    if not seen[m] then seen[m] = true; found[#found + 1] = m end
+  end
+end
+local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[2])
+add(stale)
+local last = tonumber(ARGV[1]) + #stale - 1
+add(redis.call('ZREVRANGE', KEYS[2], 0, last))
+add(redis.call('ZREVRANGE', KEYS[3], 0, last))
+local bodies = {}
+for i = 1, #found, 1000 do  -- unpack takes a few thousand at most
+  for _, b in ipairs(redis.call('HMGET', KEYS[1], unpack(found, i, math.min(i + 999, #found)))) do
+    if b then bodies[#bodies + 1] = b end
+  end
+end
+return {total, bodies, redis.call('ZCARD', KEYS[4]) == total and 1 or 0}
+"""
+
+#: Index the listings the indexes miss, and drop what they hold of listings gone. KEYS races,
+#: newest, closest, ends; ARGV for each listing: match and its three scores.
+REINDEX = """
+for i = 1, #ARGV, 4 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    for k = 2, 4 do redis.call('ZADD', KEYS[k], 'NX', ARGV[i + k - 1], ARGV[i]) end
+  end
+end
+for k = 2, 4 do
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[k], 0, -1)) do
+    if redis.call('HEXISTS', KEYS[1], m) == 0 then redis.call('ZREM', KEYS[k], m) end
+  end
+end
+return 1
+"""
+
+#: A listing's start, in ms, fits in this many bits (until the year 2109), so that the ``closest``
+#: score, ``live_gap`` above it, is an exact double (``live_scores``).
+START_BITS = 42
+#: The ``live_gap`` a score holds exactly: far above any variant's cards.
+GAP_BITS = 53 - START_BITS
 
 
 def rating_key(variant: str, part: str) -> str:
@@ -155,6 +223,25 @@ def quick_key(part: str) -> str:
 
 def live_key(part: str) -> str:
     return f"grip:live:{LIVE_TAG}:{part}"
+
+
+#: The keys of the list of live races, as its scripts take them.
+LIVE_KEYS = [live_key(part) for part in ("races", "newest", "closest", "ends")]
+
+
+def live_scores(race: LiveRace) -> tuple[int, int, int]:
+    """The race's scores in ``newest``, ``closest`` and ``ends``: each zset, read from its highest, has
+    its order (``Store.live_races``), ties by match descending as Redis orders equal scores.
+
+    ``closest`` is the gap above the start, in one score: lower gaps first, then
+    the later start. Doubles are exact to 53 bits, so both must fit.
+    """
+    gap = live_gap(r.leftover for r in race.racers)
+    if not (0 <= race.started_at < 1 << START_BITS and gap < 1 << GAP_BITS):
+        raise ValueError(
+            f"a listing out of the list's range: started at {race.started_at}, {gap} cards apart"
+        )
+    return race.started_at, race.started_at - (gap << START_BITS), race.ends_at
 
 
 class Link(Protocol):
@@ -182,6 +269,9 @@ class SharedData:
         self._window = client.register_script(WINDOW)
         self._lease = client.register_script(LEASE)
         self._list = client.register_script(LIST)
+        self._unlist = client.register_script(UNLIST)
+        self._top = client.register_script(TOP)
+        self._reindex = client.register_script(REINDEX)
         self._after = client.register_script(AFTER)
 
     # ------------------------------------------------------------------ ratings
@@ -340,25 +430,44 @@ class SharedData:
     async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str]) -> None:
         s = self._store
         if stale:
-            await s.call(s.client.hdel(live_key("races"), *stale))
+            await s.call(s.script(self._unlist, [*LIVE_KEYS, live_key("over")], ["", "", *stale]))
         if not races:
             return
         args: list[Any] = []
         for r in races:
-            args += [r.match, r.model_dump_json()]
-        await s.call(s.script(self._list, [live_key("races"), live_key("over")], args))
+            args += [r.match, r.model_dump_json(), *live_scores(r)]
+        await s.call(s.script(self._list, [*LIVE_KEYS, live_key("over")], args))
 
     async def unlist(self, match: str) -> None:
-        """A decided race leaves the list, and stays off it (``over`` before the listing goes)."""
+        """A decided race leaves the list and its indexes, and stays off it (``over``)."""
         s, now = self._store, now_ms()
-        async with s.client.pipeline(transaction=False) as pipe:
-            pipe.zadd(live_key("over"), {match: now})
-            pipe.hdel(live_key("races"), match)
-            pipe.zremrangebyscore(live_key("over"), "-inf", now - OVER_KEPT_MS)
-            await s.call(pipe.execute())
+        args = [now, now - OVER_KEPT_MS, match]
+        await s.call(s.script(self._unlist, [*LIVE_KEYS, live_key("over")], args))
         await s.replicated(live_key("races"))
 
     async def live_races(self) -> list[bytes]:
         s = self._store
         values: list[bytes] = await s.call(s.client.hvals(live_key("races")))  # not HGETALL: half the reply
         return values
+
+    async def live_top(self, depth: int, stale_before: int) -> LiveTop:
+        """The top of the list (``TOP``); indexed first if the indexes do not count the listings."""
+        s = self._store
+        total, races, indexed = await s.call(s.script(self._top, LIVE_KEYS, [depth, stale_before]))
+        if not indexed:
+            await self.reindex()
+            total, races, _ = await s.call(s.script(self._top, LIVE_KEYS, [depth, stale_before]))
+        return LiveTop(races, total)
+
+    async def reindex(self) -> None:
+        """Index the listings a version that kept no indexes wrote, once (its processes gone).
+
+        Reads the whole hash, as every refresh did before: during an upgrade, a
+        process of the earlier version still running makes each read do so.
+        """
+        s = self._store
+        args: list[Any] = []
+        for body in (await s.call(s.client.hgetall(live_key("races")))).values():
+            race = LiveRace.model_validate_json(body)
+            args += [race.match, *live_scores(race)]
+        await s.call(s.script(self._reindex, LIVE_KEYS, args))

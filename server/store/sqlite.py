@@ -34,6 +34,7 @@ import sys
 import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import overload
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
@@ -47,9 +48,11 @@ from . import (
     BoardPlace,
     BoardRow,
     DailyBoard,
+    LiveTop,
     PlayerRecord,
     QueueEntry,
     board_rows,
+    live_gap,
     rank_tree,
 )
 from .waiting import MemoryQueue
@@ -66,8 +69,21 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY, match TEXT NOT NULL, ev INTEGER NOT NULL, body TEXT NOT NULL,
     UNIQUE (match, ev)
 )"""
+#: The list of live races: each listing with the keys of its orders (``Store.live_races``), each
+#: order and the ends indexed, so that a refresh reads the top of each and the stale ones only.
+LIVE_TABLE = """
+CREATE TABLE IF NOT EXISTS live_races (
+    match TEXT PRIMARY KEY, body TEXT NOT NULL, started_at INTEGER NOT NULL, gap INTEGER NOT NULL,
+    ends_at INTEGER NOT NULL
+) WITHOUT ROWID"""
+LIST_RACE = (
+    "INSERT OR REPLACE INTO live_races (match, body, started_at, gap, ends_at) SELECT ?, ?, ?, ?, ?"
+    " WHERE NOT EXISTS (SELECT 1 FROM results WHERE match = ?)"
+)
 SCHEMA = (
     EVENTS_TABLE
+    + ";"
+    + LIVE_TABLE
     + """;
 CREATE TABLE IF NOT EXISTS results (
     match TEXT PRIMARY KEY, decided_at INTEGER NOT NULL, body TEXT NOT NULL
@@ -106,7 +122,9 @@ CREATE TABLE IF NOT EXISTS rating_history (
     PRIMARY KEY (player, variant, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS replays (match TEXT PRIMARY KEY, daily TEXT, body BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS live_races (match TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS live_newest ON live_races (started_at DESC, match DESC);
+CREATE INDEX IF NOT EXISTS live_closest ON live_races (gap, started_at DESC, match DESC);
+CREATE INDEX IF NOT EXISTS live_ends ON live_races (ends_at);
 CREATE TABLE IF NOT EXISTS daily_counts (
     day TEXT NOT NULL, score INTEGER NOT NULL, players INTEGER NOT NULL, PRIMARY KEY (day, score)
 ) WITHOUT ROWID;
@@ -191,6 +209,41 @@ def _migrate(db: sqlite3.Connection) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def _migrate_live(db: sqlite3.Connection) -> None:
+    """Give the listings of a data file from before the list's orders were kept their keys (``LIVE_TABLE``).
+
+    Kept as JSON alone, the whole list was read and ranked at every refresh.
+    """
+    columns = {row[1] for row in db.execute("PRAGMA table_info(live_races)")}
+    if not columns or "gap" in columns:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        races = [LiveRace.model_validate_json(body) for (body,) in db.execute("SELECT body FROM live_races")]
+        db.execute("DROP TABLE live_races")
+        db.execute(LIVE_TABLE)
+        db.executemany(LIST_RACE, _live_rows(races))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _live_rows(races: Sequence[LiveRace]) -> list[tuple[str, str, int, int, int, str]]:
+    """``LIST_RACE``'s parameters for each listing: its JSON and its orders' keys."""
+    return [
+        (
+            r.match,
+            r.model_dump_json(),
+            r.started_at,
+            live_gap(x.leftover for x in r.racers),
+            r.ends_at,
+            r.match,
+        )
+        for r in races
+    ]
 
 
 class DataInUse(RuntimeError):
@@ -307,6 +360,7 @@ class SqliteStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         _migrate(self._db)
+        _migrate_live(self._db)
         tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._db.executescript(SCHEMA)
         for table, fill in INDEXES.items():
@@ -818,19 +872,30 @@ class SqliteStore:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(
-                "INSERT OR REPLACE INTO live_races (match, body) SELECT ?, ?"
-                " WHERE NOT EXISTS (SELECT 1 FROM results WHERE match = ?)",
-                [(r.match, r.model_dump_json(), r.match) for r in races],
-            )
+            db.executemany(LIST_RACE, _live_rows(races))
             db.executemany("DELETE FROM live_races WHERE match = ?", [(m,) for m in stale])
             db.execute("COMMIT")
         except sqlite3.Error as exc:
             db.execute("ROLLBACK")
             raise StoreUnavailable(str(exc)) from exc
 
-    async def live_races(self) -> list[bytes]:
-        return [body.encode() for (body,) in self._db.execute("SELECT body FROM live_races")]
+    @overload
+    async def live_races(self) -> list[bytes]: ...
+
+    @overload
+    async def live_races(self, depth: int, stale_before: int) -> LiveTop: ...
+
+    async def live_races(self, depth: int | None = None, stale_before: int = 0) -> list[bytes] | LiveTop:
+        """Each order's first ``depth`` past the stale ones, read down its index; the stale ones by their end."""
+        db = self._db
+        if depth is None:
+            return [body.encode() for (body,) in db.execute("SELECT body FROM live_races")]
+        found = dict(db.execute("SELECT match, body FROM live_races WHERE ends_at < ?", (stale_before,)))
+        deep = depth + len(found)
+        for order in ("started_at DESC, match DESC", "gap, started_at DESC, match DESC"):
+            found.update(db.execute(f"SELECT match, body FROM live_races ORDER BY {order} LIMIT ?", (deep,)))
+        (total,) = db.execute("SELECT count(*) FROM live_races").fetchone()
+        return LiveTop([body.encode() for body in found.values()], total)
 
     async def close(self) -> None:
         self._commit()  # appends still waiting for their turn
