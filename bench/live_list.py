@@ -1,25 +1,27 @@
-"""What the list of live races costs with 1,000 races running, on Redis and on SQLite.
+"""What the list of live races costs with 1,000 races running (or 10,000, 50,000), on Redis and on SQLite.
 
-    .venv/bin/python bench/live_list.py --races 1000
+    .venv/bin/python bench/live_list.py --races 1000 10000 50000
 
-For each store (a ``redis-server`` of its own; a SQLite file): 1,000 races
-are listed, then timed, each the mean of ``--rounds``:
+For each store (a ``redis-server`` of its own; a SQLite file) and each count,
+the races are listed, then timed, each the mean of ``--rounds``:
 
 - a process's write: all its changed listings in one ``list_races`` (the
   worst case, every race changed within the last 2 s: a move each);
 - a follower refresh on one process (``LiveRaces.refresh``, with a follower
-  of a page of 50 newest first and one closest first): reading the whole
-  list and building both pages, what it does every 2 s while someone follows
-  the list there;
+  of a page of 50 newest first and one closest first): reading the top of
+  each order from the store and building both pages, what it does every 2 s
+  while someone follows the list there;
+- the same refresh as it was before the store kept the orders (the baseline,
+  in the same run on the same store): the whole list read and decoded
+  (``Store.live_races()``), each order ranked by a heap, both pages built;
 - a follower's ask (``live``) between two refreshes, on ``LiveRaces`` itself:
   each asks for a page not built yet since the last read (limits 1 to 100,
   each in both orders, from the lowest: a client's worst case, one frame
   each), the read itself not counted (its period made long);
-- the baseline, in the same run on the same store: reading one match's log
-  of 100 events (what a spectator's ``watch`` or a reload reads).
+- one match's log of 100 events (what a spectator's ``watch`` or a reload reads).
 
 Printed with the bytes of a page, and each cost as a share of one core at
-the list's pace (every 2 s).
+the list's pace (every 2 s). CPU is this process's: the event loop's.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server import protocol as p  # noqa: E402
-from server.live_races import Follower, LiveRaces  # noqa: E402
+from server.live_races import Follower, LiveRaces, current, frame, ranked  # noqa: E402
 from server.match.events import Moved, Numbers, Opened  # noqa: E402
 from server.store import Store, open_store  # noqa: E402
 from tests.conftest import RedisServer  # noqa: E402
@@ -125,6 +127,11 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
             f.last = b""
         await followed.refresh()
 
+    async def whole() -> None:  # the refresh before the store kept the orders: read all, rank each
+        races, _ = current(await store.live_races(), 0)
+        for order in ("newest", "closest"):
+            frame(ranked(races, order, p.LIVE_LIMIT), order, PAGE, len(races))  # type: ignore[arg-type]
+
     async def baseline() -> None:
         await store.events(match)
 
@@ -137,6 +144,7 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
 
     w_wall, w_cpu = await timed(rounds, write)
     r_wall, r_cpu = await timed(rounds, refresh)
+    o_wall, o_cpu = await timed(rounds, whole)
     b_wall, b_cpu = await timed(rounds * 5, baseline)
     a_wall, a_cpu = await timed(200, ask)
     print(f"{name}: {n} listed races")
@@ -145,37 +153,40 @@ async def measure(name: str, store: Store, n: int, rounds: int) -> None:
         f"= {w_cpu / EVERY_S * 100:.1f}% of a core at one write every {EVERY_S:g} s"
     )
     print(
-        f"  refresh (read all, two pages of {PAGE}): {r_wall * 1000:7.2f} ms wall, {r_cpu * 1000:7.2f} ms CPU "
-        f"= {r_cpu / EVERY_S * 100:.1f}% of a core; a page is {len(followed.followers['newest'].last):,} bytes"
+        f"  refresh (the top of each order, two pages of {PAGE}): {r_wall * 1000:7.2f} ms wall, "
+        f"{r_cpu * 1000:7.2f} ms CPU = {r_cpu / EVERY_S * 100:.1f}% of a core; "
+        f"a page is {len(followed.followers['newest'].last):,} bytes"
+    )
+    print(
+        f"  refresh before (read all, rank each order): {o_wall * 1000:7.2f} ms wall, {o_cpu * 1000:7.2f} ms CPU "
+        f"= {o_cpu / EVERY_S * 100:.1f}% of a core"
     )
     print(
         f"  an ask for a page not built since the read (200 of them): {a_wall * 1000:7.3f} ms wall, "
         f"{a_cpu * 1000:7.3f} ms CPU; at a client's 30 frames a second, {a_cpu * 30 * 100:.1f}% of a core"
     )
-    print(
-        f"  baseline, one match's log of 100 events: {b_wall * 1000:7.2f} ms wall, {b_cpu * 1000:7.2f} ms CPU"
-    )
-    print(f"  ratios to the baseline (wall): write {w_wall / b_wall:.1f}, refresh {r_wall / b_wall:.1f}")
+    print(f"  one match's log of 100 events: {b_wall * 1000:7.2f} ms wall, {b_cpu * 1000:7.2f} ms CPU")
 
 
-async def run(n: int, rounds: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        server = RedisServer(Path(tmp))
-        server.start()
-        try:
-            store = await open_store(server.url)
-            await measure("Redis", store, n, rounds)
+async def run(counts: list[int], rounds: int) -> None:
+    for n in counts:
+        with tempfile.TemporaryDirectory() as tmp:
+            server = RedisServer(Path(tmp))
+            server.start()
+            try:
+                store = await open_store(server.url)
+                await measure("Redis", store, n, rounds)
+                await store.close()
+            finally:
+                server.stop()
+            store = await open_store(f"sqlite:///{tmp}/grip.db")
+            await measure("SQLite", store, n, rounds)
             await store.close()
-        finally:
-            server.stop()
-        store = await open_store(f"sqlite:///{tmp}/grip.db")
-        await measure("SQLite", store, n, rounds)
-        await store.close()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--races", type=int, default=1000)
+    ap.add_argument("--races", type=int, nargs="+", default=[1000])
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args()
     asyncio.run(run(args.races, args.rounds))
