@@ -190,21 +190,18 @@ end
 return {total, bodies, redis.call('ZCARD', KEYS[4]) == total and 1 or 0}
 """
 
-#: Index the listings the indexes miss, and drop what they hold of listings gone. KEYS races,
-#: newest, closest, ends; ARGV for each listing: match and its three scores.
+#: Index listings the indexes miss. KEYS races, newest, closest, ends; ARGV for each listing:
+#: match and its three scores (those taken off meanwhile are left out).
 REINDEX = """
 for i = 1, #ARGV, 4 do
   if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
     for k = 2, 4 do redis.call('ZADD', KEYS[k], 'NX', ARGV[i + k - 1], ARGV[i]) end
   end
 end
-for k = 2, 4 do
-  for _, m in ipairs(redis.call('ZRANGE', KEYS[k], 0, -1)) do
-    if redis.call('HEXISTS', KEYS[1], m) == 0 then redis.call('ZREM', KEYS[k], m) end
-  end
-end
 return 1
 """
+#: Listings a script call indexes or takes off (``SharedData.reindex``): a few ms of the master each.
+REINDEX_SLICE = 1000
 
 #: A listing's start, in ms, fits in this many bits (until the year 2109), so that the ``closest``
 #: score, ``live_gap`` above it, is an exact double (``live_scores``).
@@ -460,14 +457,25 @@ class SharedData:
         return LiveTop(races, total)
 
     async def reindex(self) -> None:
-        """Index the listings a version that kept no indexes wrote, once (its processes gone).
+        """Index the listings a version that kept no indexes wrote; take off what they hold of races gone.
 
-        Reads the whole hash, as every refresh did before: during an upgrade, a
-        process of the earlier version still running makes each read do so.
+        Reads the whole list, as every refresh did before: once after an
+        upgrade, and at each refresh while a process of the earlier version
+        still writes. An index's race that is no longer listed was taken off
+        by such a process (its decision, or stale), so it goes as a stale one.
         """
-        s = self._store
+        s, keys = self._store, [*LIVE_KEYS, live_key("over")]
+        listed = await s.call(s.client.hgetall(live_key("races")))
         args: list[Any] = []
-        for body in (await s.call(s.client.hgetall(live_key("races")))).values():
+        for body in listed.values():
             race = LiveRace.model_validate_json(body)
             args += [race.match, *live_scores(race)]
-        await s.call(s.script(self._reindex, LIVE_KEYS, args))
+        for start in range(0, len(args), 4 * REINDEX_SLICE):
+            await s.call(s.script(self._reindex, LIVE_KEYS, args[start : start + 4 * REINDEX_SLICE]))
+        gone: set[bytes] = set()
+        for key in LIVE_KEYS[1:]:
+            gone.update(await s.call(s.client.zrange(key, 0, -1)))
+        gone.difference_update(listed)
+        off = sorted(gone)
+        for start in range(0, len(off), REINDEX_SLICE):
+            await s.call(s.script(self._unlist, keys, ["", "", *off[start : start + REINDEX_SLICE]]))
