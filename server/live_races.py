@@ -109,7 +109,7 @@ def current(stored: Sequence[bytes], now: int) -> tuple[list[Listing], list[str]
     listing read was 190-230 ms of the event loop every ``live_every_s``
     while anyone here followed the list (docs/benchmarks.md, "Loads nobody ran").
     Stale: ended before ``now - STALE_AFTER_END_MS``, the ``stale_before`` of
-    the store's read (``Store.live_races``), which hands every stale one.
+    the store's read (``Store.live_top``), which hands every stale one.
     """
     races, stale = [], []
     for raw in stored:
@@ -230,7 +230,7 @@ class LiveRaces:
         loop = asyncio.get_running_loop()
         if only is None or self._read is None or loop.time() - self._read[0] >= self.every_s:
             now = self.clock()
-            top = await self.store.live_races(p.LIVE_LIMIT, now - STALE_AFTER_END_MS)
+            top = await self.store.live_top(p.LIVE_LIMIT, now - STALE_AFTER_END_MS)
             races, stale = current(top.races, now)
             self._stale.update(stale)
             self._read, self._ranked, self._pages = (loop.time(), races, top.total - len(stale)), {}, {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol, overload
+from typing import Protocol
 
 from ..errors import Conflict as Conflict
 from ..errors import StoreUnavailable as StoreUnavailable
@@ -135,7 +135,7 @@ def live_gap(leftovers: Iterable[int]) -> int:
 
 @dataclass(frozen=True)
 class LiveTop:
-    """The top of the list of live races, as a period's refresh reads it (``Store.live_races``)."""
+    """The top of the list of live races, as a period's refresh reads it (``Store.live_top``)."""
 
     #: Each ``LiveRace``'s JSON as written, each once, in no order: the first ``depth`` listings of
     #: each order (newest; closest) past the stale ones, and every stale one (ended before ``stale_before``).
@@ -304,21 +304,16 @@ class Store(Protocol):
         off; these are the races every process died under before their decision.
         """
 
-    @overload
-    async def live_races(self) -> list[bytes]: ...
+    async def live_races(self) -> list[bytes]:
+        """Every listing, each ``LiveRace``'s JSON as written (the tests and benches check the top against it)."""
 
-    @overload
-    async def live_races(self, depth: int, stale_before: int) -> LiveTop: ...
+    async def live_top(self, depth: int, stale_before: int) -> LiveTop:
+        """The top of each order: as many listings as the pages need, whatever the list holds.
 
-    async def live_races(self, depth: int | None = None, stale_before: int = 0) -> list[bytes] | LiveTop:
-        """Every listing (each ``LiveRace``'s JSON as written); or, given ``depth``, the top of each order.
-
-        A refresh reads the top (``LiveTop``): as many listings as the pages
-        need, whatever the list holds. The store keeps each order indexed
-        (newest: ``started_at`` then match, descending; closest: ``live_gap``
-        ascending, then as newest) and the listings by ``ends_at``, so that the
-        stale ones are found without reading the rest. The whole list is for
-        the tests and benches that compare the two.
+        The store keeps each order indexed (newest: ``started_at`` then match,
+        descending; closest: ``live_gap`` ascending, then as newest) and the
+        listings by ``ends_at``, so that the stale ones (ended before
+        ``stale_before``) are found without reading the rest.
         """
 
     async def close(self) -> None: ...

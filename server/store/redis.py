@@ -62,7 +62,7 @@ import logging
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import asdict
-from typing import Any, overload
+from typing import Any
 
 from redis.asyncio import RedisCluster
 from redis.commands.core import AsyncScript
@@ -677,15 +677,10 @@ class RedisStore:
     async def list_races(self, races: Sequence[LiveRace], stale: Sequence[str] = ()) -> None:
         await self._shared.list_races(races, stale)
 
-    @overload
-    async def live_races(self) -> list[bytes]: ...
+    async def live_races(self) -> list[bytes]:
+        return await self._shared.live_races()
 
-    @overload
-    async def live_races(self, depth: int, stale_before: int) -> LiveTop: ...
-
-    async def live_races(self, depth: int | None = None, stale_before: int = 0) -> list[bytes] | LiveTop:
-        if depth is None:
-            return await self._shared.live_races()
+    async def live_top(self, depth: int, stale_before: int) -> LiveTop:
         return await self._shared.live_top(depth, stale_before)
 
     async def close(self) -> None:

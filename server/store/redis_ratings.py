@@ -228,7 +228,7 @@ LIVE_KEYS = [live_key(part) for part in ("races", "newest", "closest", "ends")]
 
 def live_scores(race: LiveRace) -> tuple[int, int, int]:
     """The race's scores in ``newest``, ``closest`` and ``ends``: each zset, read from its highest, has
-    its order (``Store.live_races``), ties by match descending as Redis orders equal scores.
+    its order (``Store.live_top``), ties by match descending as Redis orders equal scores.
 
     ``closest`` is the gap above the start, in one score: lower gaps first, then
     the later start. Doubles are exact to 53 bits, so both must fit.

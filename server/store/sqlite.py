@@ -34,7 +34,6 @@ import sys
 import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import overload
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
@@ -69,7 +68,7 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY, match TEXT NOT NULL, ev INTEGER NOT NULL, body TEXT NOT NULL,
     UNIQUE (match, ev)
 )"""
-#: The list of live races: each listing with the keys of its orders (``Store.live_races``), each
+#: The list of live races: each listing with the keys of its orders (``Store.live_top``), each
 #: order and the ends indexed, so that a refresh reads the top of each and the stale ones only.
 LIVE_TABLE = """
 CREATE TABLE IF NOT EXISTS live_races (
@@ -879,17 +878,12 @@ class SqliteStore:
             db.execute("ROLLBACK")
             raise StoreUnavailable(str(exc)) from exc
 
-    @overload
-    async def live_races(self) -> list[bytes]: ...
+    async def live_races(self) -> list[bytes]:
+        return [body.encode() for (body,) in self._db.execute("SELECT body FROM live_races")]
 
-    @overload
-    async def live_races(self, depth: int, stale_before: int) -> LiveTop: ...
-
-    async def live_races(self, depth: int | None = None, stale_before: int = 0) -> list[bytes] | LiveTop:
+    async def live_top(self, depth: int, stale_before: int) -> LiveTop:
         """Each order's first ``depth`` past the stale ones, read down its index; the stale ones by their end."""
         db = self._db
-        if depth is None:
-            return [body.encode() for (body,) in db.execute("SELECT body FROM live_races")]
         found = dict(db.execute("SELECT match, body FROM live_races WHERE ends_at < ?", (stale_before,)))
         deep = depth + len(found)
         for order in ("started_at DESC, match DESC", "gap, started_at DESC, match DESC"):

@@ -33,7 +33,7 @@ async def test_asking_for_the_live_list_again_and_again_reads_it_once_a_period(
 ) -> None:
     """Each ``live`` read (and sorted) every race of every process from the store."""
     app = await make_app(live_every_s=60.0, **backend)
-    reads = count_calls(monkeypatch, app.store, "live_races")
+    reads = count_calls(monkeypatch, app.store, "live_top")
     c = await client(app)
     for order in ["newest", "closest"] * 10:
         await c.request({"type": "live", "order": order}, "live", order=order)

@@ -45,7 +45,7 @@ def race(n: int, now: int, lefts: tuple[int, int] | None = None, ends_at: int | 
 async def the_top(store: Store, now: int) -> tuple[dict[str, list[str]], int]:
     """Each order's first ``LIVE_LIMIT`` (match codes) and the live count, as a refresh reads them;
     held to the whole list ranked, as every refresh did before."""
-    read = await store.live_races(LIVE_LIMIT, now - STALE_AFTER_END_MS)
+    read = await store.live_top(LIVE_LIMIT, now - STALE_AFTER_END_MS)
     races, stale = live_races.current(read.races, now)
     whole, whole_stale = live_races.current(await store.live_races(), now)
     assert sorted(stale) == sorted(whole_stale)
@@ -140,7 +140,7 @@ async def test_stale_listings_at_the_top_are_skipped_and_cleaned_from_every_inde
         assert page["total"] == 250 and [r["match"] for r in page["races"]] == orders[o]
     await live.write()  # the stale ones go with the first write after the read that found them
     assert len(await store.live_races()) == 250
-    assert (await store.live_races(LIVE_LIMIT, now - STALE_AFTER_END_MS)).total == 250
+    assert (await store.live_top(LIVE_LIMIT, now - STALE_AFTER_END_MS)).total == 250
     assert await the_top(store, now) == (orders, 250)
     await store.close()
 

@@ -282,7 +282,7 @@ async def test_asking_for_every_page_between_two_reads_ranks_each_order_once(
     app = await make_app(rate_per_s=1000.0, burst=1000, live_every_s=3600.0, **backend)
     listed = 300
     await list_many(app.store, app.clock(), listed)
-    reads = count_calls(monkeypatch, app.store, "live_races")
+    reads = count_calls(monkeypatch, app.store, "live_top")
     ranks = count_calls(monkeypatch, live_races, "ranked")
     c = await client(app)
     for limit in range(1, LIVE_LIMIT + 1):
