@@ -56,6 +56,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,8 @@ LISTENING = re.compile(r"listening on http://[\d.]+:(\d+)/")
 SEAT_MOVES = re.compile(rb'"seat":(\d+).*"moves":(\d+)', re.S)  # greedy: the last "moves"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 COUNTDOWN_S = COUNTDOWN_MS / 1000
+START_TIMEOUT_S = 60.0  # past the warm-up, the longest the measured window waits for every race to play
+WINDOW_LEAD_S = 0.2  # a window opens this long after it is sent to the workers
 now = time.monotonic
 
 
@@ -395,6 +398,12 @@ class Player:
         self.inbox: deque[p.Message] = deque()
         self.waiter: asyncio.Future[None] | None = None
         self.retry_armed = False
+        self.joined = asyncio.get_running_loop().create_future()  # echo: the relay has it in its group
+
+    def echo_joined(self, data: bytes) -> None:
+        """The relay answers each ``echo_join`` once it has the connection in its group."""
+        if data.startswith(b'{"type":"echo_joined"') and not self.joined.done():
+            self.joined.set_result(None)
 
     def flush(self) -> None:
         """Write what the session has to send; keep the pause it asks before a retry (the store away)."""
@@ -466,7 +475,8 @@ class Bot(Player):
                 self.on_ack(t, None)
                 return
         elif w.echo:
-            return  # the relay's welcome
+            self.echo_joined(data)
+            return
         session = self.session
         session.receive(data)
         for _, outcome in session.outcomes_received():
@@ -582,6 +592,8 @@ class Spectator(Player):
             m = SEAT_MOVES.search(data) if data.startswith(b'{"type":"board"') else None
             if m is not None:
                 self.delivered(int(m.group(1)), int(m.group(2)), t)
+            else:
+                self.echo_joined(data)
             return
         session = self.session
         session.receive(data)
@@ -625,8 +637,8 @@ class Job:
 
 
 class Worker:
-    def __init__(self, job: Job, pipe: Connection, counter: Any) -> None:
-        self.job, self.pipe, self.counter = job, pipe, counter
+    def __init__(self, job: Job, pipe: Connection, counter: Any, playing: Any) -> None:
+        self.job, self.pipe, self.counter, self.playing = job, pipe, counter, playing
         self.tally = Tally()
         self.window = Window(float("inf"), float("inf"))
         self.echo = job.kind == "echo"
@@ -661,13 +673,10 @@ class Worker:
                 wire.close()
             await asyncio.sleep(0.05)
 
-    async def start_window(self) -> tuple[float, float]:
-        """Tell the parent we are connected, then wait for the measuring window."""
-        self.pipe.send(("ready", None))
-        go, start, end = await self.recv()
-        assert go == "go"
-        self.window = Window(start, end)
-        return start, end
+    def race_playing(self) -> None:
+        """Count a race in whose first game both bots have begun (the parent waits for all before measuring)."""
+        with self.playing.get_lock():
+            self.playing.value += 1
 
     async def measure_until_end(self) -> None:
         await asyncio.sleep(max(0.0, self.window.start - now()))
@@ -696,15 +705,21 @@ class Worker:
                     ]:
                         assert wire is not None
                         wire.send(json.dumps({"type": "echo_join", "group": group, "role": role}))
+                    # a move before the relay has the whole group would find no opponent or spectator
+                    await asyncio.wait_for(asyncio.gather(*(pl.joined for pl in [*bots, *specs])), 60)
                 else:
                     await asyncio.gather(*(player.greet() for player in [*bots, *specs]))
                 return bots, specs
 
         setups = await asyncio.gather(*(setup(r) for r in job.races))
         self.tally.players = 2 * len(job.races)
-        await self.start_window()
+        self.pipe.send(("ready", None))
+        assert await self.recv() == ("go", None)
         loops = [asyncio.create_task(self.race_loop(b, s)) for b, s in setups]
         pacer = None if self.closed_loop else asyncio.create_task(self.pacer(job.rate))
+        # The window comes once every race is playing (``open_window``); nothing counts before it.
+        _window, start, end = await self.recv()
+        self.window = Window(start, end)
         await self.measure_until_end()
         self.stopping = True
         if pacer is not None:
@@ -724,7 +739,7 @@ class Worker:
         a, b = bots
         race = a.race
         if self.echo:
-            await asyncio.sleep(0.2)  # the relay has seen every echo_join
+            self.race_playing()
             await asyncio.gather(*(bot.begin() for bot in bots))
             return
         # Races start at random offsets over one countdown: started together, their
@@ -746,7 +761,10 @@ class Worker:
                     bot.session.command(p.Finish())
                     bot.flush()
                 return
-            await asyncio.gather(a.begin(), b.begin())
+            games = [a.begin(), b.begin()]
+            if game == 1:
+                self.race_playing()
+            await asyncio.gather(*games)
             if self.stopping:
                 return
             await asyncio.gather(a.expect("result"), b.expect("result"))
@@ -870,7 +888,7 @@ async def seat_pair(a: Bot, b: Bot, deal: int, time_limit_s: int = 600) -> str:
     return code
 
 
-def worker_main(job: Job, pipe: Connection, counter: Any) -> None:
+def worker_main(job: Job, pipe: Connection, counter: Any, playing: Any) -> None:
     if job.cpus and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, job.cpus)
     with contextlib.suppress(ImportError):
@@ -881,13 +899,12 @@ def worker_main(job: Job, pipe: Connection, counter: Any) -> None:
     # collector pauses (tens of ms with hundreds of connections) would be
     # counted as the server's latency.
     gc.disable()
-    w = Worker(job, pipe, counter)
+    w = Worker(job, pipe, counter, playing)
     try:
         asyncio.run(w.run())
-    except BaseException as exc:  # report instead of hanging the parent
+    except BaseException as exc:  # reported to the parent: "done" in place of what it waits for
+        traceback.print_exc()  # the whole of it, on the bench's stderr
         w.tally.error(f"worker: {exc!r}")
-        with contextlib.suppress(Exception):
-            pipe.send(("ready", None))
     w.tally.sent = w.tally.sent if job.kind == "fanout-players" else {}
     pipe.send(("done", w.tally))
 
@@ -900,24 +917,34 @@ class Pool:
 
     def __init__(self, jobs: list[Job]) -> None:
         ctx = mp.get_context("fork")
-        self.counter = ctx.Value("q", 0, lock=False)
+        self.counter = ctx.Value("q", 0, lock=False)  # acks in the window, for the progress bar only
+        self.playing = ctx.Value("q", 0)  # races playing (``Worker.race_playing``), under its lock
         self.pipes: list[Connection] = []
         self.procs = []
         for job in jobs:
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=worker_main, args=(job, theirs, self.counter), daemon=True)
+            proc = ctx.Process(
+                target=worker_main, args=(job, theirs, self.counter, self.playing), daemon=True
+            )
             proc.start()
             self.pipes.append(mine)
             self.procs.append(proc)
 
     def wait(self, what: str, timeout: float = 300) -> list[Any]:
+        """Each worker's next message, which must be ``what``: a worker that failed says "done" instead."""
         out = []
-        for pipe in self.pipes:
+        for pipe, proc in zip(self.pipes, self.procs, strict=True):
             if not pipe.poll(timeout):
-                raise RuntimeError(f"a client worker did not report {what!r} in {timeout} s")
-            kind, value = pipe.recv()
-            if kind == "done" and what == "ready":
-                raise RuntimeError(f"a client worker failed early: {value.notes}")
+                raise RuntimeError(f"client worker {proc.pid} did not report {what!r} in {timeout} s")
+            try:
+                kind, value = pipe.recv()
+            except EOFError:  # it died without a word (killed, say)
+                proc.join(10)
+                raise RuntimeError(
+                    f"client worker {proc.pid} exited ({proc.exitcode}) before {what!r}"
+                ) from None
+            if kind == "done" and what != "done":
+                raise RuntimeError(f"client worker {proc.pid} failed before {what!r}: {value.notes}")
             assert kind == what, (kind, what)
             out.append(value)
         return out
@@ -937,7 +964,8 @@ def progress_bar(total: float, desc: str) -> Any:
     try:
         from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
 
-        return tqdm(total=round(total), desc=desc, unit="s", leave=False, file=sys.stderr)
+        # disable=None: none on a pipe, where its redrawn lines would bury a traceback
+        return tqdm(total=round(total), desc=desc, unit="s", leave=False, file=sys.stderr, disable=None)
     except ImportError:
         return None
 
@@ -964,6 +992,22 @@ class Phase:
     client_cores: int
     rss_kib: int
     apart_cpu: float = 0.0  # fraction of one core, summed over ``run_races``'s ``apart`` processes
+    late_s: float = 0.0  # how long after the warm-up the window opened: races were not all playing
+
+    @property
+    def late(self) -> str:
+        """Said after the window's length when it opened late (else nothing)."""
+        return (
+            f", from {self.late_s:.1f} s after the warm-up: not every race was playing"
+            if self.late_s > 0
+            else ""
+        )
+
+    def summary(self) -> str:
+        """One line of what was measured, printed as soon as the phase ends."""
+        t = self.tally
+        return (f"{self.label}: {t.moves} moves in {self.wall:.1f} s{self.late}, server CPU {self.server_cpu * 100:.0f} %, "
+                f"rejects {t.rejects}, errors {t.errors}{''.join(f'; {n}' for n in t.notes[:3])}")  # fmt: skip
 
     @property
     def moves_s(self) -> float:
@@ -1006,11 +1050,11 @@ def run_races(
     ]
     pool = Pool(jobs)
     pool.wait("ready")
+    pool.send(("go", None))
     base = now()
     warmup = min(args.warmup, 0.5) if echo else args.warmup  # the relay has no countdown
-    window = Window(base + warmup, base + warmup + args.duration)
-    pool.send(("go", window.start, window.end))
     bar = progress_bar(warmup + args.duration, label)
+    window = open_window(pool, args.races, base + warmup, args.duration, bar, base)
     wait_with_bar(window.start, bar, pool.counter, base)
     cpu0 = sum(p.cpu_s() for p in servers)
     apart0 = sum(p.cpu_s() for p in apart)
@@ -1031,7 +1075,31 @@ def run_races(
         bar.close()
     tally = merge(pool.join())
     wall = window.end - window.start
-    return Phase(label, tally, wall, cpu / wall, tally.cpu_s / wall, len(cpus) or 1, rss, apart_cpu / wall)
+    phase = Phase(
+        label, tally, wall, cpu / wall, tally.cpu_s / wall, len(cpus) or 1, rss, apart_cpu / wall,
+        late_s=window.start - (base + warmup),
+    )  # fmt: skip
+    print(f"[{phase.summary()}]", file=sys.stderr, flush=True)  # known at once, should a later phase fail
+    return phase
+
+
+def open_window(pool: Pool, races: int, earliest: float, duration: float, bar: Any, base: float) -> Window:
+    """The measured window, sent to the workers: from ``earliest`` (the warm-up's end), or once every race is playing.
+
+    A race still counting down (late on a busy machine) would be measured
+    as a server with nothing to do: a closed loop of no moves, then a half
+    load of nothing. The window waits for them (``START_TIMEOUT_S`` at
+    most, then errors tell the rest), and opens no sooner than
+    ``WINDOW_LEAD_S`` after it is sent, so every worker has it before its
+    first ack counts.
+    """
+    give_up = earliest + START_TIMEOUT_S
+    while pool.playing.value < races and now() < give_up:
+        wait_with_bar(now() + 0.05, bar, pool.counter, base)
+    start = max(earliest, now() + WINDOW_LEAD_S)
+    window = Window(start, start + duration)
+    pool.send(("window", window.start, window.end))
+    return window
 
 
 def report(ph: Phase, conns: int, base_rss: int) -> None:
@@ -1039,7 +1107,9 @@ def report(ph: Phase, conns: int, base_rss: int) -> None:
     per_conn = (ph.rss_kib - base_rss) / conns if conns else float("nan")
     print(f"{ph.label}:")
     missed = f", {t.missed} paced sends found no idle player" if t.missed else ""
-    print(f"  sustained moves/s     {ph.moves_s:10.0f}   ({t.moves} moves in {ph.wall:.1f} s{missed})")
+    print(
+        f"  sustained moves/s     {ph.moves_s:10.0f}   ({t.moves} moves in {ph.wall:.1f} s{ph.late}{missed})"
+    )
     print(f"  move -> ack           {summary(t.ack_ms)}")
     print(f"  move -> opp. progress {summary(t.progress_ms)}")
     if t.spectator_ms:
@@ -1097,6 +1167,8 @@ def races_round(args: argparse.Namespace, data: Path) -> tuple[tuple[float, ...]
     try:
         p1 = run_races("ours, closed loop", args, servers, urls, args.rate)
         half = args.offered or p1.moves_s / 2
+        if half <= 0:  # a rate of 0 is the closed loop again, not a load
+            raise RuntimeError(f"no half load to offer (--offered sets one): {p1.summary()}")
         p2 = run_races("ours, half load", args, servers, urls, half)
     finally:
         for server in servers:
@@ -1257,7 +1329,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--warmup",
         type=float,
         default=7.0,
-        help="seconds before measuring (start offsets up to 3 s, then the 3 s countdown)",
+        help="seconds before measuring (start offsets up to 3 s, then the 3 s countdown); "
+        "longer while not every race is playing",
     )
     ap.add_argument("--players", type=int, default=0, help="connected players for the RSS check (0: skip)")
     ap.add_argument("--watchers", type=int, default=0, help="spectators of one match for the fan-out check")

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
+import re
+import socket
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -14,7 +19,9 @@ async def run_bench(script: str, *args: str, timeout: float = 60) -> str:
     """Run ``bench/<script>`` to its end; its standard output, once it exited with 0.
 
     With this checkout first on the path: a script's own directory is, and an
-    editable install of the package may point at another checkout.
+    editable install of the package may point at another checkout. A failure
+    shows both outputs whole: the figures printed so far, and every traceback
+    (a client worker's among them).
     """
     env = {
         **os.environ,
@@ -26,18 +33,21 @@ async def run_bench(script: str, *args: str, timeout: float = 60) -> str:
     )  # fmt: skip
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     text = out.decode()
-    assert proc.returncode == 0, text + err.decode()[-2000:]
+    assert proc.returncode == 0, f"exit {proc.returncode}\n--- stdout\n{text}\n--- stderr\n{err.decode()}"
     return text
 
 
 async def test_load_benchmark_smoke() -> None:
-    # A race starts up to a countdown late, then counts down (``--warmup``'s help): a shorter
-    # warm-up measured no move in some phases, and a half load of nothing.
+    # The measured window opens once every race is playing (a warm-up of 3.1 s is shorter than
+    # a race's late start and countdown), and lasts longer than a race's cycle between two games
+    # (a game of ~0.15 s, a new match and its 3 s countdown): every phase measures moves.
     text = await run_bench(
-        "load.py", "--races", "2", "--spectators", "1", "--duration", "1", "--warmup", "6.5",
+        "load.py", "--races", "2", "--spectators", "1", "--duration", "4", "--warmup", "3.1",
         "--server-cpus", "", "--client-cpus", "", "--repeat", "2",
         timeout=180,
     )  # fmt: skip
+    moves = [int(n) for n in re.findall(r"\((\d+) moves in ", text)]
+    assert len(moves) == 8 and min(moves) > 0, text  # four phases, two rounds
     for figure in (
         "sustained moves/s",
         "move -> ack",
@@ -46,11 +56,11 @@ async def test_load_benchmark_smoke() -> None:
         "KiB per connection",
         "server CPU per move",
     ):
-        assert text.count(figure) >= 8, figure  # four phases, two rounds
-    assert "ratios to the bare echo relay" in text
-    assert "rejects+errors: 0" in text
-    assert "who was the limit" in text
-    assert "over 2 rounds (median, and the range)" in text
+        assert text.count(figure) >= 8, f"{figure}\n{text}"  # four phases, two rounds
+    assert "ratios to the bare echo relay" in text, text
+    assert "rejects+errors: 0" in text, text
+    assert "who was the limit" in text, text
+    assert "over 2 rounds (median, and the range)" in text, text
 
 
 async def test_dispatch_benchmark_smoke() -> None:
@@ -65,3 +75,23 @@ async def test_match_memory_benchmark_smoke() -> None:
     text = await run_bench("match_memory.py", "--matches", "3")
     assert "playing, 30 moves each:" in text and "decided:" in text
     assert text.count("KiB per match") == 2
+
+
+def test_load_worker_that_failed_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client worker that cannot connect is reported with its error, not taken for ready.
+
+    It once said "ready" on its way out: the bench then sent the window to a
+    dead process (a broken pipe), and the worker's own error was never read.
+    """
+    spec = importlib.util.spec_from_file_location("bench_load", ROOT / "bench" / "load.py")
+    assert spec is not None and spec.loader is not None
+    load = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, load)  # its dataclasses look their module up
+    spec.loader.exec_module(load)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    pool = load.Pool([load.Job("races", [("127.0.0.1", port)], races=[0])])
+    with pytest.raises(RuntimeError, match=r"failed before 'ready'.*ConnectionRefusedError"):
+        pool.wait("ready", timeout=60)
+    pool.procs[0].join(10)
