@@ -819,7 +819,7 @@ class Worker:
             self.tally.error(f"{self.tally.moves} acks for {2 * len(job.pairs)} moves")
         self.tally.players = 2 * len(job.pairs)
         self.pipe.send(("ready", None))
-        await self.recv()  # "close"
+        await self.recv()  # ("close", None)
 
     # -- one match, many spectators
 
@@ -931,27 +931,37 @@ class Pool:
             self.procs.append(proc)
 
     def wait(self, what: str, timeout: float = 300) -> list[Any]:
-        """Each worker's next message, which must be ``what``: a worker that failed says "done" instead."""
-        out = []
-        for pipe, proc in zip(self.pipes, self.procs, strict=True):
-            if not pipe.poll(timeout):
-                raise RuntimeError(f"client worker {proc.pid} did not report {what!r} in {timeout} s")
-            try:
-                kind, value = pipe.recv()
-            except EOFError:  # it died without a word (killed, say)
-                proc.join(10)
-                raise RuntimeError(
-                    f"client worker {proc.pid} exited ({proc.exitcode}) before {what!r}"
-                ) from None
-            if kind == "done" and what != "done":
-                raise RuntimeError(f"client worker {proc.pid} failed before {what!r}: {value.notes}")
-            assert kind == what, (kind, what)
-            out.append(value)
-        return out
+        """Each worker's next message, which must be ``what``."""
+        return [
+            self._next(pipe, proc, what, timeout) for pipe, proc in zip(self.pipes, self.procs, strict=True)
+        ]
 
-    def send(self, message: Any) -> None:
-        for pipe in self.pipes:
-            pipe.send(message)
+    @staticmethod
+    def _next(pipe: Connection, proc: Any, what: str, timeout: float) -> Any:
+        """One worker's next message ``(what, value)``; its ``value``. A worker that failed says "done" instead."""
+        if not pipe.poll(timeout):
+            raise RuntimeError(f"client worker {proc.pid} did not report {what!r} in {timeout} s")
+        try:
+            kind, value = pipe.recv()
+        except EOFError:  # it died without a word (killed, say)
+            proc.join(10)
+            raise RuntimeError(f"client worker {proc.pid} exited ({proc.exitcode}) before {what!r}") from None
+        if kind == "done" and what != "done":
+            raise RuntimeError(f"client worker {proc.pid} failed before {what!r}: {value.notes}")
+        assert kind == what, (kind, what)
+        return value
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """``message`` to every worker; one that is gone is reported with its last word, not a broken pipe."""
+        for pipe, proc in zip(self.pipes, self.procs, strict=True):
+            try:
+                pipe.send(message)
+            except BrokenPipeError:
+                self._next(pipe, proc, message[0], timeout=10)
+                raise
+
+    def all_alive(self) -> bool:
+        return all(proc.is_alive() for proc in self.procs)
 
     def join(self) -> list[Tally]:
         tallies = self.wait("done")
@@ -1094,7 +1104,7 @@ def open_window(pool: Pool, races: int, earliest: float, duration: float, bar: A
     first ack counts.
     """
     give_up = earliest + START_TIMEOUT_S
-    while pool.playing.value < races and now() < give_up:
+    while pool.playing.value < races and now() < give_up and pool.all_alive():
         wait_with_bar(now() + 0.05, bar, pool.counter, base)
     start = max(earliest, now() + WINDOW_LEAD_S)
     window = Window(start, start + duration)
@@ -1245,7 +1255,7 @@ def players_scenario(args: argparse.Namespace, data: Path) -> int:
         pool.wait("ready")
         time.sleep(1)
         rss = servers[0].rss_kib()
-        pool.send("close")
+        pool.send(("close", None))
         tally = merge(pool.join())
     finally:
         for s in servers:

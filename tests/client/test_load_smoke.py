@@ -81,7 +81,8 @@ def test_load_worker_that_failed_says_why(monkeypatch: pytest.MonkeyPatch) -> No
     """A client worker that cannot connect is reported with its error, not taken for ready.
 
     It once said "ready" on its way out: the bench then sent the window to a
-    dead process (a broken pipe), and the worker's own error was never read.
+    dead process, its pipe broke, and the worker's own error was never read.
+    A message to a worker that is gone says what became of it.
     """
     spec = importlib.util.spec_from_file_location("bench_load", ROOT / "bench" / "load.py")
     assert spec is not None and spec.loader is not None
@@ -91,7 +92,12 @@ def test_load_worker_that_failed_says_why(monkeypatch: pytest.MonkeyPatch) -> No
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    pool = load.Pool([load.Job("races", [("127.0.0.1", port)], races=[0])])
+    job = load.Job("races", [("127.0.0.1", port)], races=[0])
+    pool = load.Pool([job])
     with pytest.raises(RuntimeError, match=r"failed before 'ready'.*ConnectionRefusedError"):
         pool.wait("ready", timeout=60)
     pool.procs[0].join(10)
+    gone = load.Pool([job])
+    gone.procs[0].join(60)  # told nothing, it has exited
+    with pytest.raises(RuntimeError, match=r"failed before 'go'.*ConnectionRefusedError"):
+        gone.send(("go", None))
