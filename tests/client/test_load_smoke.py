@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import re
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -21,7 +23,8 @@ async def run_bench(script: str, *args: str, timeout: float = 60) -> str:
     With this checkout first on the path: a script's own directory is, and an
     editable install of the package may point at another checkout. A failure
     shows both outputs whole: the figures printed so far, and every traceback
-    (a client worker's among them).
+    (a client worker's among them); one that does not end in ``timeout`` is
+    interrupted (SIGINT, to its workers too) so its tracebacks say where it waited.
     """
     env = {
         **os.environ,
@@ -30,13 +33,31 @@ async def run_bench(script: str, *args: str, timeout: float = 60) -> str:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(ROOT / "bench" / script), *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=env,
+        start_new_session=True,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    assert proc.stdout is not None and proc.stderr is not None
+    outputs = asyncio.gather(proc.stdout.read(), proc.stderr.read())
+    timed_out = False
+    try:
+        try:
+            out, err = await asyncio.wait_for(asyncio.shield(outputs), timeout)
+        except TimeoutError:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGINT)
+            out, err = await asyncio.wait_for(outputs, 30)
+        await proc.wait()
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
     text = out.decode()
-    assert proc.returncode == 0, f"exit {proc.returncode}\n--- stdout\n{text}\n--- stderr\n{err.decode()}"
+    ended = f"no end in {timeout} s" if timed_out else f"exit {proc.returncode}"
+    assert proc.returncode == 0 and not timed_out, f"{ended}\n--- stdout\n{text}\n--- stderr\n{err.decode()}"
     return text
 
 
+@pytest.mark.timeout(240)  # two rounds of four phases of 4 s, each after its races start: 40-80 s
 async def test_load_benchmark_smoke() -> None:
     # The measured window opens once every race is playing (a warm-up of 3.1 s is shorter than
     # a race's late start and countdown), and lasts longer than a race's cycle between two games
