@@ -84,7 +84,7 @@ SEAT_MOVES = re.compile(rb'"seat":(\d+).*"moves":(\d+)', re.S)  # greedy: the la
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 COUNTDOWN_S = COUNTDOWN_MS / 1000
 START_TIMEOUT_S = 60.0  # past the warm-up, the longest the measured window waits for every race to play
-WINDOW_LEAD_S = 0.2  # a window opens this long after it is sent to the workers
+WINDOW_LEAD_S = 0.2  # a window opens at least this long after it is sent to the workers
 now = time.monotonic
 
 
@@ -960,9 +960,6 @@ class Pool:
                 self._next(pipe, proc, message[0], timeout=10)
                 raise
 
-    def all_alive(self) -> bool:
-        return all(proc.is_alive() for proc in self.procs)
-
     def join(self) -> list[Tally]:
         tallies = self.wait("done")
         for proc in self.procs:
@@ -1104,7 +1101,7 @@ def open_window(pool: Pool, races: int, earliest: float, duration: float, bar: A
     first ack counts.
     """
     give_up = earliest + START_TIMEOUT_S
-    while pool.playing.value < races and now() < give_up and pool.all_alive():
+    while pool.playing.value < races and now() < give_up and all(w.is_alive() for w in pool.procs):
         wait_with_bar(now() + 0.05, bar, pool.counter, base)
     start = max(earliest, now() + WINDOW_LEAD_S)
     window = Window(start, start + duration)
