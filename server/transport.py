@@ -4,7 +4,9 @@ Each connection reads frames in order and runs one command at a time, so a
 player's moves are decided in the order sent. Writes go through a bounded
 per-connection outbox drained by its own task: a slow reader can never stall
 a broadcast to the others, and one that falls too far behind is closed (it
-can resume and miss nothing).
+can resume and miss nothing): past ``OUTBOX_LIMIT`` frames queued or
+``OUTBOX_BYTES`` bytes unsent, so what one connection holds of the server's
+memory is bounded whatever it asks for.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ from .store import PlayerRecord
 
 OUTBOX_LIMIT = 2048  # queued frames before a reader counts as stalled
 WRITE_BUFFER_LIMIT = 64 * 1024  # unsent bytes past which frames wait in the outbox instead
+#: Unsent bytes (the socket's buffer and the outbox) past which a reader counts as stalled, whatever
+#: the frames: a client that never read and asked at its frame rate for a 36 KB `watching` snapshot
+#: (a 16 KB replay, a page of 100 live races...) had 2,048 of them held, 73 MB a socket, 4.7 GB for
+#: one address's 64 sockets; one turn's answers (a burst of requests) were written whole too.
+OUTBOX_BYTES = 1 << 20
 CLOSE_POLICY = 1008
 #: Seconds a flooder is given to answer the close (1008) before its socket is dropped: websockets waits
 #: 10 s by default, reading (and answering every ping) all along, for a client that never answers.
@@ -210,6 +217,7 @@ class Connection:
         self._batch = batch
         self._pending: list[Sequence[bytes]] = []  # frames sent during this turn, to write at its end
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX_LIMIT)
+        self._outbox_bytes = 0  # the bytes of the frames in _outbox
         self._sending = False  # the writer task is inside ws.send
         self._writer = asyncio.create_task(self._drain())
         self._closer: asyncio.Task[None] | None = None
@@ -246,29 +254,36 @@ class Connection:
         self._pending.append(frames)
 
     def flush(self) -> None:
-        """Write the frames sent this turn: in one write, when nothing is queued before them."""
+        """Write the frames sent this turn: in one write, when nothing is queued before them.
+
+        A connection whose unsent bytes (the socket's buffer and the outbox)
+        would pass ``OUTBOX_BYTES`` is closed instead (too far behind): its
+        requests' answers count, not only what it is sent unasked.
+        """
         pending, self._pending = self._pending, []
         ws = self.ws
+        transport = ws.transport
+        unsent = self._outbox_bytes + (transport.get_write_buffer_size() if transport is not None else 0)
         if (
             not self._sending
+            and unsent < WRITE_BUFFER_LIMIT
             and self._outbox.empty()
-            and self._keeps_up()
+            and transport is not None
             and ws.protocol.state is State.OPEN
         ):
             wire = _FRAMING.wire
-            ws.transport.write(wire(pending[0]) if len(pending) == 1 else b"".join(map(wire, pending)))
-            return
+            data = wire(pending[0]) if len(pending) == 1 else b"".join(map(wire, pending))
+            if unsent + len(data) <= OUTBOX_BYTES:
+                transport.write(data)
+                return
         for frames in pending:
             for data in frames:
-                try:
-                    self._outbox.put_nowait(data)
-                except asyncio.QueueFull:
+                unsent += len(data)
+                if unsent > OUTBOX_BYTES or self._outbox.full():
                     self.close(CLOSE_TRY_AGAIN, "too far behind; resume to catch up")
                     return
-
-    def _keeps_up(self) -> bool:
-        transport = self.ws.transport
-        return transport is not None and transport.get_write_buffer_size() < WRITE_BUFFER_LIMIT
+                self._outbox.put_nowait(data)
+                self._outbox_bytes += len(data)
 
     def close(self, code: int, reason: str) -> None:
         if self._closer is None:
@@ -285,6 +300,7 @@ class Connection:
         try:
             while True:
                 data = await self._outbox.get()
+                self._outbox_bytes -= len(data)
                 self._sending = True
                 await self.ws.send(data, text=True)
                 self._sending = False
