@@ -72,6 +72,7 @@ class App:
         self.quick = QuickRaces(self)
         self.bots = BotRaces(self)
         self.resumes = Buckets(settings.resumes_per_min / 60, settings.resume_burst)  # by seat
+        self.address_resumes = Buckets(settings.address_resumes_per_min / 60, settings.address_resume_burst)
         self.live_races = LiveRaces(store, clock, settings.live_every_s)
         self.hub.followers += [self.quick, self.live_races, RatingNews(self), Replays(store)]
         self.connections: set[Connection] = set()

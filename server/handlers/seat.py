@@ -153,10 +153,16 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     # is recorded: a drop and a connect each time grew the log without end and told everyone twice.
     holds = _holds(client, lm, seat)
     # A resume that replays the log, or records a connect (the log grows: it is read whole by every
-    # resume from behind), waits its turn when a seat resumes again and again.
+    # resume from behind), waits its turn when a seat resumes again and again, and when its client
+    # address resumes seat after seat (a seat's share alone let one client resume as many as it holds).
     if msg.last_ev < lm.match.ev or not holds:
-        while wait := ctx.resumes.take(f"{msg.match}:{seat}"):
-            await asyncio.sleep(wait)
+        address = ctx.addresses.keys.get(client.id)  # None: not counted per address (loopback)
+        turns = [(ctx.resumes, f"{msg.match}:{seat}")]
+        if address is not None:
+            turns.append((ctx.address_resumes, address))
+        for buckets, key in turns:
+            while wait := buckets.take(key):
+                await asyncio.sleep(wait)
     if not holds:
         await unbind(ctx, client)
     m = lm.match

@@ -91,3 +91,24 @@ async def test_a_seat_resuming_from_far_back_again_and_again_waits_its_turn(
         {"type": "resume", "match": race.code, "token": race.tokens[0], "last_ev": last_ev}, "resumed"
     )
     assert len(waits) == asked
+
+
+async def test_an_address_resuming_seat_after_seat_waits_its_turn(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """A seat's share bounded one seat: one client resumed 8 long games' seats in turn, a fifth of a core."""
+    app = await make_app(
+        **backend, proxies=("127.0.0.1/32",), address_resumes_per_min=6.0, address_resume_burst=2
+    )
+    races = [await start_race(app) for _ in range(2)]
+    seats = [(race.code, token) for race in races for token in race.tokens]
+    one = await client(app, additional_headers={"X-Real-IP": "203.0.113.7"})
+    for code, token in seats[:2]:  # the address's burst: at once
+        await one.request({"type": "resume", "match": code, "token": token, "last_ev": 0}, "resumed")
+    code, token = seats[2]  # another seat, its own share untouched: the address's turn is 10 s away
+    await one.send({"type": "resume", "match": code, "token": token, "last_ev": 0})
+    with pytest.raises(TimeoutError):
+        await one.expect("resumed", timeout=1.0)
+    other = await client(app, additional_headers={"X-Real-IP": "198.51.100.9"})  # another address: at once
+    code, token = seats[3]
+    await other.request({"type": "resume", "match": code, "token": token, "last_ev": 0}, "resumed")
