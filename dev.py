@@ -80,6 +80,8 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return 130
     os.chdir(ROOT)
+    if argv[0] == "client":  # the commands it prints to type next: as the README's reader types them
+        os.environ["DEVILS_GRIP_CLIENT"] = "python3 dev.py client"
     return run([str(PYTHON), *COMMANDS[argv[0]][1], *argv[1:]])
 
 

@@ -32,7 +32,7 @@ from . import identity
 from .api import DEFAULT_URL, ClientError, connect, match_code, page_url, race_link
 from .boards import format_board
 from .bots import run_bot
-from .terminal import describe, format_live, format_stats, run_terminal, terminal_restored
+from .terminal import PROG, describe, format_live, format_stats, run_terminal, terminal_restored
 
 
 def code_arg(text: str) -> str:
@@ -65,7 +65,7 @@ def server_url(parser: argparse.ArgumentParser, *, also: str = "") -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m client", description="Devil's Grip race client")
+    ap = argparse.ArgumentParser(prog=PROG, description="Devil's Grip race client")
     sub = ap.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="race from this terminal")
     server_url(play)

@@ -832,6 +832,12 @@ def format_ratings(ratings: p.Ratings) -> list[str]:
     return lines
 
 
+#: How this client was started, for the commands it tells the user to type next (``live``'s
+#: "watch here", every usage line): ``python3 dev.py client`` says so in ``DEVILS_GRIP_CLIENT``,
+#: as ``python -m client`` runs only where the .venv is active, which the README never asks for.
+PROG = os.environ.get("DEVILS_GRIP_CLIENT") or "python -m client"
+
+
 def format_live(live: p.Live, site: str) -> str:
     """The races being played, one a line, with where to watch each (``site``: the server's page address)."""
     if not live.races:
@@ -844,7 +850,7 @@ def format_live(live: p.Live, site: str) -> str:
         )
         rated = ", rated" if race.rated else ""
         lines.append(f"  {race.match} {race.variant}{rated}: {racers}  watch {site}/w/{race.match}")
-    lines.append("open a link in a browser, or watch here: python -m client watch LINK")
+    lines.append(f"open a link in a browser, or watch here: {PROG} watch LINK")
     return "\n".join(lines)
 
 

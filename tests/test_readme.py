@@ -512,9 +512,35 @@ async def race_anyone(n: Newcomer, line: Line) -> None:
 
 @checks(r"python3 dev\.py client live")
 async def live_races(n: Newcomer, line: Line) -> None:
-    code, out = await n.run(with_port(line.command, n.server_port()))
-    assert code == 0, out
-    assert re.search(r"races being played", out), out
+    """A race being played is listed with its link, and the command it says to watch it with runs
+    as written (it said ``python -m client watch LINK``: no ``python`` here, and no .venv active)."""
+    url = f"ws://127.0.0.1:{n.server_port()}"
+    ann, bob = await open_match(url, "Ann"), await connect(url, name="Bob")
+    try:
+        assert ann.match is not None
+        await bob.join(ann.match)
+        for racer in (ann, bob):
+            await racer.ready()
+        for racer in (ann, bob):
+            await racer.next_event(p.Start, timeout=30)
+        async with asyncio.timeout(15):  # listed at the list's next write
+            while not (await ann.live_races()).races:
+                await asyncio.sleep(0.1)
+        code, out = await n.run(with_port(line.command, n.server_port()))
+        assert code == 0, out
+        assert "1 race being played" in out, out
+        link = re.search(r"watch (http://\S+/w/\w{8})", out)
+        told = re.search(r"watch here: (.+ watch) LINK", out)
+        assert link and told, out
+        for racer in (ann, bob):
+            await racer.finish()
+        await ann.next_event(p.Result)
+    finally:
+        await ann.close()
+        await bob.close()
+    code, watched = await n.run(f"{told[1]} {link[1]}")
+    assert code == 0, watched
+    assert "Result" in watched and "Ann" in watched and "Bob" in watched
 
 
 @checks(r"python3 dev\.py client watch LINK")
