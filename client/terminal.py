@@ -194,7 +194,8 @@ class Screen:
             self.progress[msg.seat] = msg.progress
         elif isinstance(msg, p.Finished):
             self.ended.add(msg.seat)
-            self.note = f"seat {msg.seat} finished: {msg.score} left ({msg.reason})"
+            who = "you" if msg.seat == self.seat else _seat_name(self, msg.seat)  # not "seat 1"
+            self.note = f"{who} finished: {msg.score} left ({msg.reason})"
         elif isinstance(msg, p.Result):
             self.decided(msg)
         elif isinstance(msg, p.Watching):

@@ -125,6 +125,8 @@ async def test_in_process_race_against_a_bot(url: str) -> None:
     assert "played T" in text and "illegal" in text
     assert "Result" in text and "Greedy bot" in text and "*winner*" in text
     assert text.count("Result") == 1  # the bot's end, the result, the finish's answer: said once
+    # each game's end names whose it was, as the result does (it said "seat 0 finished")
+    assert "you finished: " in text and "Greedy bot finished: " in text and "seat " not in text
 
 
 async def test_practice_from_the_terminal_with_hint_and_undo(url: str) -> None:
