@@ -1,11 +1,28 @@
 """An async client for the race server, over the server's own pydantic models.
 
-    async with await connect("ws://127.0.0.1:8765", name="Ann") as c:
-        seated = await c.create()            # or: await c.join(code)
-        await c.ready()
-        async for event in c.events():       # typed server messages
-            if isinstance(event, p.Start):
-                await c.play("T")            # seq numbered for you; c.view is the board after it
+A whole program (``tests/client/test_api.py`` runs it as written), with a server running:
+
+    import asyncio
+
+    from client import connect
+    from server import protocol as p
+
+
+    async def main() -> None:
+        async with await connect("ws://127.0.0.1:8765", name="Ann") as c:
+            await c.create(seats=1)  # practice; a race: create(), then a friend's join(code); or bot="greedy"
+            await c.ready()
+            async for event in c.events():  # typed server messages
+                if isinstance(event, p.Start):
+                    while c.view.stock_count:  # c.view: your board, after your last play
+                        await c.play("T")  # seq numbered for you; returns its ack
+                    await c.finish()
+                elif isinstance(event, p.Result):
+                    print("cards left:", event.seats[0].score)
+                    break
+
+
+    asyncio.run(main())
 
 The client speaks protocol v2 (``connect(..., version=1)`` for v1): it plays
 each move on its own copy of the game at once (``c.game``, ``c.view``), and

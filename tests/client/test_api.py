@@ -3,15 +3,40 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
-from client import Client, ClientError, MoveRejected, ServerError, connect
+from client import Client, ClientError, MoveRejected, ServerError, api, connect
 from client.bots import run_bot
 from server import protocol as p
 from server.engine import Game
 from server.engine.view_players import greedy_view, lookahead_view
 from tests.client.seats import finish_both, seated_pair
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_the_module_s_example_runs_as_written(url: str, tmp_path: Path) -> None:
+    """``client/api.py``'s docstring opens with a program, pasted into a file and run as it is (it was
+    a fragment: ``await`` outside a function, ``p`` never imported, and a race nobody joined)."""
+    lines = (api.__doc__ or "").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("    "))
+    end = next(i for i in range(start, len(lines)) if lines[i] and not lines[i].startswith("    "))
+    program = textwrap.dedent("\n".join(lines[start:end]))
+    assert "asyncio.run(main())" in program
+    (tmp_path / "example.py").write_text(program.replace("ws://127.0.0.1:8765", url))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "example.py", cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert re.fullmatch(r"cards left: \d+\n", out.decode()), out.decode()
 
 
 async def test_create_join_ready_moves_result(url: str) -> None:
