@@ -22,7 +22,7 @@ from server.bus.memory import MemoryBus
 from server.protocol import now_ms
 from server.store.sqlite import SqliteStore
 
-from .helpers import BOARD, finish, join, turn
+from .helpers import BOARD, create_race, finish, join, set_name, turn
 
 DAY_MS = 86_400_000
 
@@ -293,5 +293,26 @@ def test_a_friend_who_joins_a_daily_race_is_told_it_is_the_ranked_daily(server_u
     ada.click("#daily-race")
     expect(ada.locator("#lobby")).to_be_visible()
     expect(ada.locator(".daily-tag")).to_have_text("Daily challenge · ranked")
-    join(bea, server_url, ada.input_value("#share-link"), "Bea")
-    expect(bea.locator(".daily-tag")).to_have_text("Daily challenge · ranked")  # before it uses her attempt
+    link = ada.input_value("#share-link")
+    # Bea's name is kept in her browser, which joined a link at once: here that used her one ranked
+    # attempt of the day before she saw whose race it was. A daily race cannot be watched, so the page
+    # asks first, saying what a join may cost, and offers no Watch that would be refused.
+    set_name(bea, server_url, "Bea")
+    bea.goto(link)
+    expect(bea.locator("#join-daily-note")).to_be_visible()
+    expect(bea.locator("#join-daily-note")).to_contain_text("uses your one ranked attempt")
+    expect(bea.locator("#join-watch")).to_be_hidden()
+    expect(bea.locator("#name")).to_have_value("Bea")
+    expect(ada.locator("#lobby li.free")).to_have_count(1)  # not seated: her attempt is still hers
+    bea.click("#join")
+    expect(bea.locator(".daily-tag")).to_have_text("Daily challenge · ranked")
+    expect(ada.locator("#lobby li.free")).to_have_count(0)
+
+
+def test_a_link_to_a_plain_race_still_joins_at_once_under_the_name_kept(server_url: str, pages: Any) -> None:
+    """The look at the lobby before the seat (for the daily's sake) costs a name kept nothing."""
+    ada, bea = pages.new(), pages.new()
+    link = create_race(ada, server_url, "Ada")
+    join(bea, server_url, link, "Bea")  # the name kept, the link opened: the seat, no form
+    expect(bea.locator("#join-form")).to_have_count(0)
+    expect(ada.locator("#lobby li.free")).to_have_count(0)

@@ -107,6 +107,7 @@ export class JoinForm {
       { class: "panel lobby", id: "join-form" },
       el("h2", { i18n: "join_race_title" }),
       el("p", { class: "invite" }),
+      el("p", { class: "note daily-note", id: "join-daily-note", i18n: "join_daily_note", hidden: true }),
       el("div", { class: "terms-box" }),
       el("p", {}, el("span", { i18n: "code" }), ": ", el("strong", { class: "code big", text: code })),
       nameField({ required: true }),
@@ -114,7 +115,7 @@ export class JoinForm {
         "p",
         { class: "row" },
         el("button", { class: "btn primary", type: "submit", id: "join", i18n: "join" }),
-        el("a", { class: "btn ghost", href: `/w/${code}`, "data-link": true, i18n: "watch" }),
+        el("a", { class: "btn ghost", id: "join-watch", href: `/w/${code}`, "data-link": true, i18n: "watch" }),
       ),
     );
     this.node.addEventListener("submit", (e) => {
@@ -124,8 +125,11 @@ export class JoinForm {
     requestAnimationFrame(() => this.node.querySelector("#name").focus());
   }
 
-  /** Who invites, and the race's terms, as the lobby now says. */
-  update(lobby) {
+  /** Who invites, and the race's terms, as the lobby now says; `daily`: a race that cannot be
+   * watched, a daily one (the server says no more): joining may use the day's ranked attempt. */
+  update(lobby, daily = false) {
+    this.node.querySelector("#join-daily-note").hidden = !daily;
+    this.node.querySelector("#join-watch").hidden = daily;
     const host = lobby && lobby.seats[0];
     this.node.querySelector(".invite").replaceChildren(...(host ? [el("span", { i18n: "invited_by", args: { name: host.name } })] : []));
     this.node.querySelector(".terms-box").replaceChildren(...(lobby ? [termsLine(lobby)] : []));

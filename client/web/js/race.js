@@ -35,6 +35,10 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     // Someone who came by a friend's link has had no name field yet: ask once, before the seat.
     // Meanwhile the page watches the lobby (who invites them; whether a seat is still free).
     askName: !state.token && !localStorage.getItem("grip:name"),
+    // Someone who came by a link with a name kept: a look at the lobby first, then the seat at
+    // once. A daily race cannot be looked at while its day runs, and joining it may use the day's
+    // one ranked attempt: the form asks first (it joined at once, and the attempt was gone).
+    peeking: !state.token && Boolean(localStorage.getItem("grip:name")),
     joinForm: null,
     focusNext: null, // the id of the panel's control the focus goes to once it is drawn (FOCUS_NEXT)
   };
@@ -74,12 +78,12 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
   /** Take the free seat, under the name kept in this browser. */
   function join() {
     ui.askName = false;
+    ui.peeking = false;
     const name = localStorage.getItem("grip:name");
     net.send({ type: "join", match: code, ...(name ? { name } : {}) });
   }
   if (state.token) resume();
-  else if (ui.askName) net.send({ type: "watch", match: code });
-  else join();
+  else net.send({ type: "watch", match: code }); // asking the name, or peeking
 
   /** The player's move: drawn at once (the page's engine plays it), then sent; its ack reveals
    * what it turned face up. */
@@ -147,7 +151,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
 
   function fillPanel() {
     if (ui.askName && !ui.fatal && ui.joinForm && ui.joinForm.node.parentNode === panel) {
-      ui.joinForm.update(state.lobby); // in place: taken out and put back, the name field would lose the focus
+      ui.joinForm.update(state.lobby, ui.noWatch); // in place: taken out and put back, the name field would lose the focus
       return;
     }
     panel.replaceChildren();
@@ -164,7 +168,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
           join();
           drawPanel();
         });
-      panel.append(ui.joinForm.update(state.lobby));
+      panel.append(ui.joinForm.update(state.lobby, ui.noWatch));
       return;
     }
     const lb = state.lobby;
@@ -244,6 +248,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
       navigate(`/w/${code}`, true);
       return;
     }
+    if (ui.peeking) join(); // a seat is free, and the name is known
     drawAll();
   }
 
@@ -419,8 +424,9 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
       navigate(`/m/${saved.from}`, true);
       return;
     }
-    if (ui.askName && msg.code === "not_allowed") {
-      ui.noWatch = true; // a daily race cannot be watched while its day runs: no peek, the form all the same
+    if ((ui.askName || ui.peeking) && msg.code === "not_allowed") {
+      // a daily race cannot be watched while its day runs: no peek; the form, saying what a join may cost
+      Object.assign(ui, { noWatch: true, askName: true, peeking: false });
       drawAll();
       return;
     }
@@ -433,7 +439,7 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     if ((!state.lobby || !state.token) && ["not_found", "full", "wrong_phase", "bad_token", "not_allowed"].includes(msg.code)) {
       if (msg.code === "bad_token") forgetSeat(code);
       // not_allowed without a seat: a join of one's own match, or of a daily race too early
-      ui.askName = false;
+      Object.assign(ui, { askName: false, peeking: false });
       ui.fatalCode = msg.code;
       const daily = ui.noWatch && ["full", "wrong_phase"].includes(msg.code); // not to be watched today either
       ui.fatal = errorText(msg.code === "not_allowed" ? "join_not_allowed" : daily ? "daily_taken" : msg.code);
@@ -459,17 +465,17 @@ export function raceScreen({ app, net, navigate, toast, beep }, code) {
     },
     onReconnect() {
       if (state.token) resume();
-      else if (ui.askName) net.send({ type: "watch", match: code });
+      else if (ui.askName || ui.peeking) net.send({ type: "watch", match: code });
     },
     onMessage(msg) {
       if (msg.type === "error") {
         onError(msg);
         return true;
       }
-      if (msg.type === "watching" || ui.askName) {
-        // still asking the name: only the lobby matters (who is there, whether a seat is free);
-        // a peek's answer after the join is past news
-        if (ui.askName && (msg.type === "watching" || msg.type === "lobby")) {
+      if (msg.type === "watching" || ui.askName || ui.peeking) {
+        // still asking the name, or peeking: only the lobby matters (who is there, whether a seat
+        // is free); a peek's answer after the join is past news
+        if ((ui.askName || ui.peeking) && (msg.type === "watching" || msg.type === "lobby")) {
           state.receive(msg);
           peeked(state.lobby);
         }

@@ -33,6 +33,7 @@ export default {
     join_title: "Einen Code bekommen?",
     join_race_title: "Du bist zu einem Rennen eingeladen",
     invited_by: "{name} lädt dich zu einem Rennen auf demselben Spiel ein.",
+    join_daily_note: "Dieses Rennen ist das heutige Tagesspiel, dem niemand zuschauen darf, solange der Tag läuft. Hast du das heutige Tagesspiel noch nicht gespielt, ist die Teilnahme dein einziger gewerteter Versuch des Tages: Einen zweiten gibt es nicht.",
     code_label: "Spielcode",
     join: "Beitreten",
     watch: "Zuschauen",

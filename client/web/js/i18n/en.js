@@ -33,6 +33,7 @@ export default {
     join_title: "Got a code from a friend?",
     join_race_title: "You are invited to a race",
     invited_by: "{name} invites you to race on the same deal.",
+    join_daily_note: "This race is on today's daily challenge, which nobody may watch while the day runs. If you have not played today's daily yet, joining it uses your one ranked attempt of the day: there is no second try.",
     code_label: "Match code",
     join: "Join",
     watch: "Watch",

@@ -33,6 +33,7 @@ export default {
     join_title: "Hai ricevuto un codice?",
     join_race_title: "Sei stato invitato a una sfida",
     invited_by: "{name} ti sfida sulla stessa smazzata.",
+    join_daily_note: "Questa sfida è sulla sfida del giorno di oggi, che nessuno può guardare finché il giorno non è finito. Se non hai ancora giocato la sfida di oggi, partecipare usa il tuo unico tentativo in classifica del giorno: non ce n'è un secondo.",
     code_label: "Codice partita",
     join: "Entra",
     watch: "Guarda",

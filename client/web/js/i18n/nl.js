@@ -33,6 +33,7 @@ export default {
     join_title: "Een code gekregen?",
     join_race_title: "Je bent uitgenodigd voor een wedstrijd",
     invited_by: "{name} daagt je uit op hetzelfde spel.",
+    join_daily_note: "Deze race is op de dagelijkse uitdaging van vandaag, waar niemand naar mag kijken zolang de dag loopt. Heb je die van vandaag nog niet gespeeld, dan gebruik je met meedoen je enige poging voor het klassement van vandaag: een tweede is er niet.",
     code_label: "Wedstrijdcode",
     join: "Meedoen",
     watch: "Kijken",

@@ -33,6 +33,7 @@ export default {
     join_title: "Recebeu um código?",
     join_race_title: "Foi convidado para uma corrida",
     invited_by: "{name} desafia-o para uma corrida no mesmo jogo.",
+    join_daily_note: "Esta corrida é no desafio do dia de hoje, que ninguém pode ver enquanto o dia decorre. Se ainda não jogou o desafio de hoje, entrar usa a sua única tentativa com classificação do dia: não há segunda.",
     code_label: "Código da partida",
     join: "Entrar",
     watch: "Assistir",
