@@ -27,6 +27,7 @@ configuration in front of two servers without Docker).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -36,7 +37,7 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -316,6 +317,26 @@ async def open_match(url: str, name: str, seats: int = 2) -> Client:
     return client
 
 
+@contextlib.asynccontextmanager
+async def a_race(url: str) -> AsyncIterator[str]:
+    """Ann and Bob racing (the match's code): started on entry; both finished, the result in, on exit."""
+    ann, bob = await open_match(url, "Ann"), await connect(url, name="Bob")
+    try:
+        assert ann.match is not None
+        await bob.join(ann.match)
+        for racer in (ann, bob):
+            await racer.ready()
+        for racer in (ann, bob):
+            await racer.next_event(p.Start, timeout=30)
+        yield ann.match
+        for racer in (ann, bob):
+            await racer.finish()
+        await ann.next_event(p.Result)
+    finally:
+        await ann.close()
+        await bob.close()
+
+
 @checks(r"python3 dev\.py serve")
 async def quick_start_server(n: Newcomer, line: Line) -> None:
     port = free_port()
@@ -515,16 +536,9 @@ async def live_races(n: Newcomer, line: Line) -> None:
     """A race being played is listed with its link, and the command it says to watch it with runs
     as written (it said ``python -m client watch LINK``: no ``python`` here, and no .venv active)."""
     url = f"ws://127.0.0.1:{n.server_port()}"
-    ann, bob = await open_match(url, "Ann"), await connect(url, name="Bob")
-    try:
-        assert ann.match is not None
-        await bob.join(ann.match)
-        for racer in (ann, bob):
-            await racer.ready()
-        for racer in (ann, bob):
-            await racer.next_event(p.Start, timeout=30)
+    async with a_race(url), await connect(url) as looker:
         async with asyncio.timeout(15):  # listed at the list's next write
-            while not (await ann.live_races()).races:
+            while not (await looker.live_races()).races:
                 await asyncio.sleep(0.1)
         code, out = await n.run(with_port(line.command, n.server_port()))
         assert code == 0, out
@@ -532,12 +546,6 @@ async def live_races(n: Newcomer, line: Line) -> None:
         link = re.search(r"watch (http://\S+/w/\w{8})", out)
         told = re.search(r"watch here: (.+ watch) LINK", out)
         assert link and told, out
-        for racer in (ann, bob):
-            await racer.finish()
-        await ann.next_event(p.Result)
-    finally:
-        await ann.close()
-        await bob.close()
     code, watched = await n.run(f"{told[1]} {link[1]}")
     assert code == 0, watched
     assert "Result" in watched and "Ann" in watched and "Bob" in watched
@@ -545,21 +553,9 @@ async def live_races(n: Newcomer, line: Line) -> None:
 
 @checks(r"python3 dev\.py client watch LINK")
 async def watch(n: Newcomer, line: Line) -> None:
-    url = f"ws://127.0.0.1:{n.server_port()}"
-    ann, bob = await open_match(url, "Ann"), await connect(url, name="Bob")
-    try:
-        assert ann.match is not None
-        await bob.join(ann.match)
-        for racer in (ann, bob):
-            await racer.ready()
-        for racer in (ann, bob):
-            await racer.next_event(p.Start, timeout=30)
-            await racer.finish()
-        await ann.next_event(p.Result)
-    finally:
-        await ann.close()
-        await bob.close()
-    link = f"http://127.0.0.1:{n.server_port()}/w/{ann.match}"  # as `client live` prints it
+    async with a_race(f"ws://127.0.0.1:{n.server_port()}") as match:
+        pass
+    link = f"http://127.0.0.1:{n.server_port()}/w/{match}"  # as `client live` prints it
     code, out = await n.run(line.command.replace("LINK", link))
     assert code == 0, out
     assert "Result" in out and "Ann: leftover" in out and "Bob: leftover" in out
