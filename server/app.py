@@ -72,10 +72,13 @@ class App:
         self.quick = QuickRaces(self)
         self.bots = BotRaces(self)
         self.resumes = Buckets(settings.resumes_per_min / 60, settings.resume_burst)  # by seat
-        self.address_resumes = Buckets(settings.address_resumes_per_min / 60, settings.address_resume_burst)
+        self.address_snapshots = Buckets(
+            settings.address_snapshots_per_min / 60, settings.address_snapshot_burst
+        )
         self.live_races = LiveRaces(store, clock, settings.live_every_s)
         self.hub.followers += [self.quick, self.live_races, RatingNews(self), Replays(store)]
-        self.connections: set[Connection] = set()
+        # Each open connection, with the task running its commands (shutdown may have to cancel one).
+        self.connections: dict[Connection, asyncio.Task[None]] = {}
         self.writes = WriteBatch()  # the frames of one turn of the loop, one write per connection
         self.metrics = Metrics(self.connections, self.hub)
         self.addresses = PerAddress(
@@ -162,10 +165,11 @@ class App:
             self.server.close(close_connections=False)
             try:
                 await asyncio.wait_for(self.server.wait_closed(), 5)
-            except TimeoutError:  # a client that never answers the close: drop it
+            except TimeoutError:  # a client that never answers the close, or a command waiting its turn
                 log.warning("%d connections did not close in time; aborting them", len(self.connections))
-                for conn in list(self.connections):
+                for conn, task in list(self.connections.items()):
                     conn.ws.transport.abort()
+                    task.cancel()  # a command that waits (a resume's turn) keeps its connection's task
                 await asyncio.wait_for(self.server.wait_closed(), 5)
         await self.hub.close()
         await self.solving.close()
@@ -193,11 +197,11 @@ class App:
             await ws.close(CLOSE_POLICY, Crowded.CONNECTIONS.message)
             await conn.stop_writing()
             return
-        self.connections.add(conn)
+        self.connections[conn] = cast(asyncio.Task[None], asyncio.current_task())
         try:
             await read_frames(conn, self.dispatch, self.metrics.refused)
         finally:
-            self.connections.discard(conn)
+            del self.connections[conn]
             self.addresses.closed(conn.id)
             self.live_races.stop(conn)
             await self.quick.leave(conn)

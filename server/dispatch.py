@@ -55,7 +55,7 @@ class Context(Protocol):
     quick: QuickRaces
     live_races: LiveRaces
     resumes: Buckets  # a seat's resumes that replay its log or record a connect
-    address_resumes: Buckets  # and a client address's, all its seats
+    address_snapshots: Buckets  # a client address's resumes, watches and replays (``wait_turn``)
     clock: Callable[[], int]
     instance: str
     daily_secret: str

@@ -138,12 +138,16 @@ class Settings:
     # Resumes that replay a seat's log (a long game's is a tenth of a second of CPU) or record a connect.
     resumes_per_min: float = setting(12.0, "resumes of one seat a minute on average (past them, each waits)")
     resume_burst: int = setting(5, "resumes of one seat at once (past them, each waits its turn)")
-    # The same resumes, all seats of one client address: a seat's share bounded one seat, and a client
-    # resuming 8 long games' seats in turn kept a fifth of a core busy (a home, a classroom share one).
-    address_resumes_per_min: float = setting(
-        120.0, "resumes one client address may make a minute on average, all seats (past them, each waits)"
+    # What builds a game whole (a resume that replays the log, a watch's snapshot, a replay), all of one
+    # client address: a seat's share bounded one seat, and a client resuming 8 long games' seats in turn
+    # kept a fifth of a core busy; 64 sockets watching a long game at their frame rate, 0.7 of one.
+    address_snapshots_per_min: float = setting(
+        120.0,
+        "resumes, watches and replays one client address may ask a minute on average (past them, each waits)",
     )
-    address_resume_burst: int = setting(60, "resumes one client address may make at once, all seats")
+    address_snapshot_burst: int = setting(
+        60, "resumes, watches and replays one client address may ask at once"
+    )
     hints_per_min: float = setting(20.0, "solver hints a player may ask a minute on average")
     hint_burst: int = setting(10, "solver hints a player may ask at once")
     api_rate_per_s: float = setting(5.0, "/api/ requests a second per client address on average")

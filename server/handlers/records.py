@@ -14,6 +14,7 @@ from ..match.state import hash_token
 from ..replay import verified_result
 from ..store import PlayerRecord
 from ..text import clean_name
+from .seat import wait_turn
 
 routes = Routes()
 
@@ -66,6 +67,7 @@ def _welcome(ctx: Context, client: Client, record: PlayerRecord, key: str, versi
 
 @routes.handles(p.ReplayRequest)
 async def on_replay(ctx: Context, client: Client, msg: p.ReplayRequest) -> None:
+    await wait_turn(ctx, client)
     result = await verified_result(ctx.store, msg.match, ctx.clock())
     assert result.seed is not None
     client.send(

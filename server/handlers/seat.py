@@ -138,6 +138,7 @@ async def on_watch(ctx: Context, client: Client, msg: p.Watch) -> None:
     lm.match.check_watcher(
         client.player.id if client.player else None, client.seat if client.live is lm else None
     )
+    await wait_turn(ctx, client)
     await unbind(ctx, client)
     client.live = lm
     # No await between the snapshot and joining the audience: nothing can slip between.
@@ -156,13 +157,7 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
     # resume from behind), waits its turn when a seat resumes again and again, and when its client
     # address resumes seat after seat (a seat's share alone let one client resume as many as it holds).
     if msg.last_ev < lm.match.ev or not holds:
-        address = ctx.addresses.keys.get(client.id)  # None: not counted per address (loopback)
-        turns = [(ctx.resumes, f"{msg.match}:{seat}")]
-        if address is not None:
-            turns.append((ctx.address_resumes, address))
-        for buckets, key in turns:
-            while wait := buckets.take(key):
-                await asyncio.sleep(wait)
+        await wait_turn(ctx, client, f"{msg.match}:{seat}")
     if not holds:
         await unbind(ctx, client)
     m = lm.match
@@ -181,6 +176,20 @@ async def on_resume(ctx: Context, client: Client, msg: p.Resume) -> None:
         change = await ctx.store.rating_change(m.variant, m.id)
         if change is not None:
             client.send(change)
+
+
+async def wait_turn(ctx: Context, client: Client, seat: str | None = None) -> None:
+    """Wait for a turn of the client address's share of what builds a game whole (a resume that replays
+    the log, a watch's snapshot, a replay: 0.4-39 ms each for a long game), and of ``seat``'s own share
+    of resumes. Waited, not refused: a classroom behind one address reconnecting at once all get in.
+    A connection with no address counted (loopback, this machine's) has no address share."""
+    turns = [] if seat is None else [(ctx.resumes, seat)]
+    address = ctx.addresses.keys.get(client.id)
+    if address is not None:
+        turns.append((ctx.address_snapshots, address))
+    for buckets, key in turns:
+        while wait := buckets.take(key):
+            await asyncio.sleep(wait)
 
 
 def _holds(client: Client, lm: LiveMatch, seat: int) -> bool:

@@ -98,7 +98,7 @@ async def test_an_address_resuming_seat_after_seat_waits_its_turn(
 ) -> None:
     """A seat's share bounded one seat: one client resumed 8 long games' seats in turn, a fifth of a core."""
     app = await make_app(
-        **backend, proxies=("127.0.0.1/32",), address_resumes_per_min=6.0, address_resume_burst=2
+        **backend, proxies=("127.0.0.1/32",), address_snapshots_per_min=6.0, address_snapshot_burst=2
     )
     races = [await start_race(app) for _ in range(2)]
     seats = [(race.code, token) for race in races for token in race.tokens]
@@ -112,3 +112,31 @@ async def test_an_address_resuming_seat_after_seat_waits_its_turn(
     other = await client(app, additional_headers={"X-Real-IP": "198.51.100.9"})  # another address: at once
     code, token = seats[3]
     await other.request({"type": "resume", "match": code, "token": token, "last_ev": 0}, "resumed")
+
+
+async def test_an_address_watching_and_replaying_again_and_again_waits_its_turn(
+    make_app: MakeAppT, backend: dict[str, str]
+) -> None:
+    """A watch's snapshot and a replay build a game whole (0.4 ms each for a long game), asked at a
+    connection's frame rate: one address's 64 sockets kept 0.7 of a core busy. They take turns with
+    its resumes."""
+    app = await make_app(
+        **backend, proxies=("127.0.0.1/32",), address_snapshots_per_min=6.0, address_snapshot_burst=2
+    )
+    decided = await start_race(app)
+    await decided.move(0)
+    await decided.finish_both()
+    race = await start_race(app)
+    one = await client(app, additional_headers={"X-Real-IP": "203.0.113.7"})
+    await one.request({"type": "watch", "match": race.code}, "watching")  # the address's burst: at once
+    await one.request({"type": "replay", "match": decided.code}, "replay")
+    await one.send({"type": "watch", "match": race.code})  # its turn is 10 s away
+    with pytest.raises(TimeoutError):
+        await one.expect("watching", timeout=1.0)
+    again = await client(app, additional_headers={"X-Real-IP": "203.0.113.7"})  # another socket, same address
+    await again.send({"type": "replay", "match": decided.code})
+    with pytest.raises(TimeoutError):
+        await again.expect("replay", timeout=1.0)
+    other = await client(app, additional_headers={"X-Real-IP": "198.51.100.9"})  # another address: at once
+    await other.request({"type": "watch", "match": race.code}, "watching")
+    await other.request({"type": "replay", "match": decided.code}, "replay")
