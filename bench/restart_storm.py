@@ -7,7 +7,10 @@ Starts ``python -m server`` (SQLite, a data directory of its own), seats
 reconnect and resume as any user's) and has every racer play a greedy move
 every ``--pace`` seconds (with jitter). After ``--warm`` seconds the server is
 stopped as a deploy stops it (SIGTERM) and started again on the same port and
-data. Printed: how long the old process took to stop; from the new process's
+data, ``--down`` seconds after it ended (a deploy's new process, or container,
+taking that long to come up). Printed: how long the old process took to stop; the clients' dials from
+then on (how many, and the most in any 100 ms: clients in lockstep come at
+once); from the new process's
 start, when ``/healthz`` first answered, when every client had its seat back
 (resumed), and when every racer had a move acknowledged again; the new
 process's CPU and peak RSS up to then; the errors clients met; then, each
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import collections
 import os
 import random
@@ -34,6 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from websockets.asyncio.client import ClientConnection  # noqa: E402
 
 from bench.load import proc_cpu_s  # noqa: E402
 from client import Client, ClientError, connect  # noqa: E402
@@ -74,8 +80,16 @@ def peak_rss_mib(pid: int) -> float:
 class Racer:
     """One client: plays while ``go``, and remembers what was acknowledged and when."""
 
-    def __init__(self, c: Client) -> None:
+    def __init__(self, c: Client, dials: list[float]) -> None:
         self.c = c
+        self.last_resumed = 0.0
+        real_dial = c._dial
+
+        async def dial() -> ClientConnection:  # every attempt's time, answered or not
+            dials.append(time.monotonic())
+            return await real_dial()
+
+        c._dial = dial  # type: ignore[method-assign]
         self.acked = 0  # acks play() returned: one a seq, seqs 1, 2, 3, ...
         self.last_ack = 0.0
         self.done = False  # out of moves (greedy's)
@@ -104,7 +118,9 @@ class Racer:
     async def drain(self) -> None:
         try:
             async for ev in self.c.events():
-                if isinstance(ev, p.Error):
+                if isinstance(ev, p.Resumed):
+                    self.last_resumed = time.monotonic()
+                elif isinstance(ev, p.Error):
                     self.errors[f"error {ev.code.value}"] += 1
         except ClientError as exc:
             self.errors[type(exc).__name__ + ": " + str(exc)[:60]] += 1
@@ -131,7 +147,8 @@ async def run(args: argparse.Namespace) -> None:
         for first in range(0, args.races, 50):
             pairs += await asyncio.gather(*(seat(url, n) for n in range(first, min(first + 50, args.races))))
             print(f"  {len(pairs)} races seated", file=sys.stderr, flush=True)
-        racers = [Racer(c) for pair in pairs for c in pair]
+        dials: list[float] = []
+        racers = [Racer(c, dials) for pair in pairs for c in pair]
         go = asyncio.Event()
         go.set()
         tasks = [asyncio.create_task(r.play(args.pace, go)) for r in racers]
@@ -142,6 +159,8 @@ async def run(args: argparse.Namespace) -> None:
         stopping = time.monotonic()
         server.send_signal(signal.SIGTERM)
         await asyncio.to_thread(server.wait)
+        stopped = time.monotonic() - stopping
+        await asyncio.sleep(args.down)  # a deploy's new process comes up this much later
         t0 = time.monotonic()
         server = start(port, data)
         cpu0 = proc_cpu_s(server.pid)
@@ -152,7 +171,7 @@ async def run(args: argparse.Namespace) -> None:
             if health is None and await asyncio.to_thread(healthy, port):
                 health = now - t0
             live = [r for r in racers if r.c.lost is None and not r.done]
-            if resumed is None and all(r.c.reconnects >= 1 and not r.c._reconnecting for r in live):
+            if resumed is None and all(r.last_resumed > t0 for r in live):
                 resumed = now - t0
             if all(r.last_ack > t0 for r in live):
                 playing = now - t0
@@ -185,11 +204,18 @@ async def run(args: argparse.Namespace) -> None:
         return "never" if x is None else f"{x:.2f} s"
 
     print(f"{args.races} races, {len(racers)} clients, a move each every ~{args.pace:g} s")
-    print(f"  {before} moves acknowledged before the restart; the old process stopped in {t0 - stopping:.2f} s")
+    print(
+        f"  {before} moves acknowledged before the restart; the old process stopped in {stopped:.2f} s"
+    )
+    dialed = sorted(d - stopping for d in dials if d >= stopping)
+    peak = max((bisect.bisect_left(dialed, d + 0.1) - i for i, d in enumerate(dialed)), default=0)
+    print(f"  {len(dialed)} dials after the stop began (down {args.down:g} s), at most {peak} in 100 ms")
     print(f"  from the new process's start: /healthz {s(health)}, every seat resumed {s(resumed)},")
     print(f"  every racer's move acknowledged again {s(playing)}")
     print(f"  new process up to then: {cpu:.2f} s CPU, peak RSS {rss:.0f} MiB")
-    print(f"  clients that gave up: {lost_clients}; acknowledged moves lost: {lost}, applied twice: {doubled}")
+    print(
+        f"  clients that gave up: {lost_clients}; acknowledged moves lost: {lost}, applied twice: {doubled}"
+    )
     for what, n in errors.most_common(8):
         print(f"  {n:6d} x {what}")
 
@@ -199,7 +225,12 @@ def main() -> None:
     ap.add_argument("--races", type=int, default=200)
     ap.add_argument("--pace", type=float, default=1.0, help="seconds between a racer's moves (jittered)")
     ap.add_argument("--warm", type=float, default=5.0, help="seconds of play before the restart")
-    ap.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for every racer to play again")
+    ap.add_argument(
+        "--down", type=float, default=0.0, help="seconds between the old process's end and the new's start"
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=90.0, help="seconds to wait for every racer to play again"
+    )
     asyncio.run(run(ap.parse_args()))
 
 

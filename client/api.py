@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -93,7 +94,7 @@ from server import protocol as p
 from server.engine import ClientGame, IllegalMove, InvalidMove
 
 from . import identity
-from .session import Ack, NotARaceServer, Rejected, Session
+from .session import RECONNECT_FOR_S, Ack, NotARaceServer, Rejected, Session
 from .session import ClientError as ClientError
 from .session import MoveRejected as MoveRejected
 from .session import ServerError as ServerError
@@ -102,7 +103,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_URL = "ws://127.0.0.1:8765"
 REPLY_TIMEOUT_S = 10.0
-RECONNECT_DELAYS_S = (0.05, 0.2, 0.5, 1.0, 2.0, 4.0)
 #: Answers that mean resuming again cannot help.
 FINAL_RESUME_ERRORS = (p.ErrorCode.NOT_FOUND, p.ErrorCode.BAD_TOKEN)
 
@@ -770,9 +770,18 @@ class Client:
         return self.auto_reconnect and s.match is not None and (s.token is not None or s.watching)
 
     async def _reconnect(self) -> str | None:
-        """Dial again and take the seat (or the watch) back: None when done, else why not."""
+        """Dial again and take the seat (or the watch) back: None when done, else why not.
+
+        Paced by the session's ``reconnect_delay`` (jittered, growing), for
+        up to ``RECONNECT_FOR_S``.
+        """
         why = "could not reconnect"
-        for delay in RECONNECT_DELAYS_S:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + RECONNECT_FOR_S
+        for tries in itertools.count(1):
+            delay = self.session.reconnect_delay(tries)
+            if loop.time() + delay > until:
+                break
             await asyncio.sleep(delay)
             if self._closing:
                 return "closed"

@@ -79,6 +79,13 @@ RETRY_TRIES = 8
 #: The pause before the first retry, doubled each time up to the longest (seconds, before jitter).
 RETRY_FIRST_S = 0.25
 RETRY_LONGEST_S = 4.0
+#: Dialing again after a drop: the first pause, doubled each try up to the longest (before jitter),
+#: for as long as the server keeps a dropped racer's seat by default (its grace, 60 s): a server
+#: restarted by a deploy may take many seconds to listen again, and a client that gave up sooner
+#: lost a race it could have resumed.
+RECONNECT_FIRST_S = 0.1
+RECONNECT_LONGEST_S = 5.0
+RECONNECT_FOR_S = 60.0
 #: Tries of resuming a rematch's new match the server says it cannot find, before going back.
 REMATCH_TRIES = 4
 RESUME = "resume"  # what ``retry`` does for the seat itself
@@ -300,9 +307,26 @@ class Session:
             return False
         self._tries[kind] = tries
         self._due.add(kind)
-        base = min(RETRY_FIRST_S * 2 ** (tries - 1), RETRY_LONGEST_S)
-        self._timer = base / 2 + self.rng.uniform(0, base / 2)  # "equal jitter"
+        self._timer = self._backoff(tries, RETRY_FIRST_S, RETRY_LONGEST_S)
         return True
+
+    def reconnect_delay(self, tries: int) -> float:
+        """Seconds to wait before dialing again, the ``tries``-th time (1, 2, ...) since the drop.
+
+        The wrapper that dials keeps the clock: it stops once the next dial
+        would come past ``RECONNECT_FOR_S`` after the drop.
+        """
+        return self._backoff(tries, RECONNECT_FIRST_S, RECONNECT_LONGEST_S)
+
+    def _backoff(self, tries: int, first: float, longest: float) -> float:
+        """A pause doubling from ``first`` up to ``longest``, half of it drawn at random ("equal jitter").
+
+        Clients refused or dropped at once (the store away, a server
+        restarted under thousands of racers) would otherwise come back at
+        the same instants, each try a burst, however long the pauses.
+        """
+        base: float = min(first * 2 ** (tries - 1), longest)
+        return base / 2 + self.rng.uniform(0, base / 2)
 
     # -------------------------------------------------------------------- state
 

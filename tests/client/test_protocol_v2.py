@@ -234,7 +234,7 @@ async def test_random_drops_during_a_race_lose_and_double_no_move(url: str) -> N
             sent += burst
             if rng.random() < 0.5:
                 # in the middle of whatever is on the wire (but not of every resume: a client that
-                # cannot take its seat back in six tries in a row gives up, as it should)
+                # cut under every try would give up once RECONNECT_FOR_S has passed, as it should)
                 await wait_until(lambda: a.session.holding, what="the seat held again")
                 proxy.cut()
             if rng.random() < 0.3:

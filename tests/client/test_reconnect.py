@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import random
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -11,6 +13,7 @@ import redis
 from websockets.asyncio.client import ClientConnection
 
 import client.api
+import client.session
 from client import Client, ConnectionLost, connect
 from client.bots import run_bot
 from server import protocol as p
@@ -173,7 +176,7 @@ async def test_bots_play_through_a_rematch(url: str) -> None:
 async def test_a_lost_server_ends_events_with_an_error(
     url: str, proxy: Proxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(client.api, "RECONNECT_DELAYS_S", (0.01, 0.02, 0.05))
+    monkeypatch.setattr(client.api, "RECONNECT_FOR_S", 0.3)
     a, b = await racing(url, a_url=proxy.url)
     await a.play("T")
     await proxy.stop()
@@ -324,3 +327,61 @@ async def test_moves_the_server_lost_are_voided_and_play_goes_on_from_its_board(
     assert ack.seq == 3 and a.view.moves == 3
     result = await finish_both(a, b)
     assert result.seats[0].moves == ["T"] * 3
+
+
+def count_dials(c: Client) -> list[float]:
+    """The times ``c`` dials from now on, answered or refused."""
+    dials: list[float] = []
+
+    async def note() -> None:
+        dials.append(time.monotonic())
+
+    hook_dial(c, note)
+    return dials
+
+
+async def test_clients_dropped_at_once_dial_again_apart(url: str, proxy: Proxy) -> None:
+    """A restarted server's racers come back spread out, not each try in a burst.
+
+    Six racers lose the server at the same moment and find it refusing for
+    a while: their third pauses (before the third dial) are drawn, not one
+    fixed schedule that brings every client of the server back in the same
+    instant, try after try. Then the server is back and every one resumes.
+    """
+    pairs = [await racing(url, deal=n + 1, a_url=proxy.url) for n in range(6)]
+    dials: list[list[float]] = []
+    for n, (a, _) in enumerate(pairs):
+        a.session.rng = random.Random(n)
+        dials.append(count_dials(a))
+    await proxy.stop()
+    await wait_until(lambda: all(len(d) >= 3 for d in dials), what="three dials each")
+    thirds = [d[2] - d[1] for d in dials]
+    assert max(thirds) - min(thirds) > 0.06, thirds
+    await proxy.start()
+    for a, b in pairs:
+        assert (await a.play("T", timeout=15)).seq == 1 and a.reconnects == 1
+        await a.close()
+        await b.close()
+
+
+async def test_a_client_outlasts_a_server_down_for_many_tries(
+    url: str, proxy: Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deploy's restart may take longer than a handful of quick tries: the seat is taken back after it.
+
+    The client dials again, further and further apart, for as long as the
+    server keeps a dropped racer's seat (``RECONNECT_FOR_S``): the first
+    pause is shortened here so that seven refused dials come soon.
+    """
+    monkeypatch.setattr(client.session, "RECONNECT_FIRST_S", 0.01, raising=False)
+    a, b = await racing(url, a_url=proxy.url)
+    await a.play("T")
+    dials = count_dials(a)
+    await proxy.stop()
+    await wait_until(lambda: len(dials) >= 7 or a.lost is not None, timeout=30, what="seven dials")
+    assert a.lost is None and a.reconnects == 0
+    await proxy.start()
+    ack = await a.play("T", timeout=15)
+    assert ack.seq == 2 and a.reconnects == 1 and a.view is not None and a.view.moves == 2
+    await a.close()
+    await b.close()

@@ -121,7 +121,7 @@ async def test_a_script_plays_through_a_rematch(url: str) -> None:
 async def test_a_lost_server_is_reported_and_stops_the_clock(
     url: str, proxy: Proxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(client.api, "RECONNECT_DELAYS_S", (0.01, 0.02, 0.05))
+    monkeypatch.setattr(client.api, "RECONNECT_FOR_S", 0.3)
     out, typed = io.StringIO(), asyncio.Queue[str]()
     term = start_terminal(proxy.url, out, typed, interactive=True, bot="greedy")
     await created_code(out)
