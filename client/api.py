@@ -54,7 +54,10 @@ is everything else.**
   connection gone for good.
 
 When the connection drops while seated, the reader reconnects (if
-``auto_reconnect``), says ``hello`` with the same identity, ``resume``s with
+``auto_reconnect``; the pauses between dials grow from 0.1 s to 5 s, half of
+each drawn at random so that the clients of a restarted server do not come
+back in step, for up to 60 s: ``Session.reconnect_delay``), says ``hello``
+with the same identity, ``resume``s with
 the seat token and the last ``ev``, and the session sends every
 unacknowledged move again with its original ``seq``: the server acknowledges
 a repeated ``seq`` again (with its original ``ack``) and applies it only once,

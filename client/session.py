@@ -43,7 +43,8 @@ wrap it, so the bookkeeping below exists once:
   pause that grows (with jitter: many clients refused at once do not come
   back at once), up to ``RETRY_TRIES`` times; then the session gives up with
   an ``error`` event that says what was not done (and a request still
-  waiting is answered with the refusal). The pauses are the wrapper's to keep: after
+  waiting is answered with the refusal). A dropped connection is dialed again
+  after pauses of the same kind (``reconnect_delay``). The pauses are the wrapper's to keep: after
   feeding the session it asks ``retry_timer()`` for a delay, and calls
   ``retry()`` once it has passed. Every repeat is safe on the server: a seq
   applied is acknowledged again, a ``ready`` or ``rematch`` given twice
