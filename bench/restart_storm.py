@@ -205,9 +205,7 @@ async def run(args: argparse.Namespace) -> None:
         return "never" if x is None else f"{x:.2f} s"
 
     print(f"{args.races} races, {len(racers)} clients, a move each every ~{args.pace:g} s")
-    print(
-        f"  {before} moves acknowledged before the restart; the old process stopped in {stopped:.2f} s"
-    )
+    print(f"  {before} moves acknowledged before the restart; the old process stopped in {stopped:.2f} s")
     dialed = sorted(d for d in dials if d >= stopping)
     after = dialed[bisect.bisect_left(dialed, t0) :]
     peak = max((bisect.bisect_left(after, d + 0.1) - i for i, d in enumerate(after)), default=0)
@@ -216,7 +214,9 @@ async def run(args: argparse.Namespace) -> None:
     back = sorted(r.last_resumed - t0 for r in racers if r.last_resumed > t0)
     if back:
         q = statistics.quantiles(back, n=10)
-        print(f"  seats back from the new start: median {q[4]:.2f} s, 90th {q[8]:.2f} s, last {back[-1]:.2f} s")
+        print(
+            f"  seats back from the new start: median {q[4]:.2f} s, 90th {q[8]:.2f} s, last {back[-1]:.2f} s"
+        )
     print(f"  from the new process's start: /healthz {s(health)}, every seat resumed {s(resumed)},")
     print(f"  every racer's move acknowledged again {s(playing)}")
     print(f"  new process up to then: {cpu:.2f} s CPU, peak RSS {rss:.0f} MiB")
