@@ -373,7 +373,7 @@ async def test_a_client_outlasts_a_server_down_for_many_tries(
     server keeps a dropped racer's seat (``RECONNECT_FOR_S``): the first
     pause is shortened here so that seven refused dials come soon.
     """
-    monkeypatch.setattr(client.session, "RECONNECT_FIRST_S", 0.01, raising=False)
+    monkeypatch.setattr(client.session, "RECONNECT_FIRST_S", 0.01)
     a, b = await racing(url, a_url=proxy.url)
     await a.play("T")
     dials = count_dials(a)
