@@ -15,6 +15,7 @@ import errno
 import gc
 import logging
 import os
+import socket
 import sys
 import types
 import typing
@@ -26,21 +27,32 @@ from . import reach
 from .app import App, run
 from .match import DEFAULT_GRACE_MS
 from .redis_link import RedisUnusable
-from .settings import Settings
+from .settings import Settings, checked, redis_url
 from .store.sqlite import DataInUse
 
 #: Settings whose options are not their own: made from ``--data`` and ``--redis``, and ``--grace-s``.
 NOT_OPTIONS = ("store_url", "bus_url", "grace_ms")
+FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 
 
-def _reader(parse: Callable[[str], object]) -> Callable[[str], object]:
-    """``parse`` as an option's type: its ValueError's words are argparse's usage error."""
+def _reader(parse: Callable[[str], object], judge: dataclasses.Field[typing.Any] | None = None) -> Callable[[str], object]:
+    """An option's type: ``parse`` reads the text, ``checked`` judges the value as field ``judge``'s.
+
+    A type's ValueError (``int``) is argparse's own "invalid int value"; the
+    words of any other (``address``, a field's ``check``) are its usage error.
+    """
 
     def read(text: str) -> object:
         try:
-            return parse(text)
+            value = parse(text)
         except ValueError as exc:
+            if isinstance(parse, type):
+                raise
             raise argparse.ArgumentTypeError(str(exc)) from None
+        try:
+            return checked(judge, value) if judge is not None else value
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} (got {text})") from None
 
     read.__name__ = getattr(parse, "__name__", "value")
     return read
@@ -71,7 +83,7 @@ def setting_options(ap: argparse.ArgumentParser) -> None:
             meta["flag"] or "--" + f.name.replace("_", "-"),
             dest=f.name,
             action="append" if repeated else "store",
-            type=_reader(meta["parse"]) if meta["parse"] else kind,
+            type=_reader(meta["parse"] or kind, f),
             default=None if repeated or meta["shown"] else f.default,
             metavar=meta["metavar"] or ("TEXT" if kind is str else "N"),
             help=meta["help"] + (f" (default: {shown})" if shown else ""),
@@ -88,11 +100,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
     ap.add_argument(
         "--redis",
         metavar="URL",
+        type=_reader(redis_url),
         help="redis://HOST:PORT/DB: bus and store in Redis (a single one or a cluster)",
     )
     ap.add_argument(
         "--grace-s",
-        type=float,
+        type=_reader(float, FIELDS["grace_ms"]),
         default=DEFAULT_GRACE_MS / 1000,
         help="seconds a dropped player may stay away (default: %(default)s)",
     )
@@ -100,8 +113,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, bool]:
     ap.add_argument("--log", default="INFO", help="log level (default: %(default)s)")
     setting_options(ap)
     args = ap.parse_args(argv)
-    if args.redis_replicas < 0 or (args.redis_replicas and not args.redis):
-        ap.error("--redis-replicas takes a count of replicas, and --redis")
+    if args.redis_replicas and not args.redis:
+        ap.error("--redis-replicas needs --redis")
     logging.basicConfig(level=args.log.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.log.upper() != "DEBUG":  # a line for every connection and HTTP request is noise
         logging.getLogger("websockets").setLevel(logging.WARNING)
@@ -204,7 +217,14 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(run(settings, ready=_announcer(open_browser)))
     except (DataInUse, RedisUnusable) as exc:
         sys.exit(f"python -m server: {exc}")
+    except socket.gaierror as exc:
+        sys.exit(
+            f"python -m server: cannot listen on --host {settings.host}: {exc.strerror};"
+            " give an address of this machine, or a name it resolves (0.0.0.0: every one)"
+        )
     except OSError as exc:
+        if exc.filename is not None:  # only the store's directory is made or opened before listening
+            sys.exit(f"python -m server: --data: cannot keep the store in {exc.filename}: {exc.strerror}")
         if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
             raise
         sys.exit(

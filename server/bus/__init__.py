@@ -13,6 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import Protocol
 
+from ..settings import REDIS_SCHEMES
+
 Handler = Callable[[str | None], None]  # None: messages may have been lost; catch up
 
 log = logging.getLogger(__name__)
@@ -76,7 +78,7 @@ async def open_bus(url: str) -> Bus:
         from .memory import MemoryBus
 
         return MemoryBus()
-    if scheme in ("redis", "rediss", "unix"):
+    if scheme in REDIS_SCHEMES:
         from redis.asyncio import RedisCluster
 
         from ..redis_link import connect

@@ -20,6 +20,7 @@ from ..errors import StoreUnavailable as StoreUnavailable
 from ..match.events import Event
 from ..protocol import LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
+from ..settings import REDIS_SCHEMES
 from ..stats import Totals
 
 
@@ -331,7 +332,7 @@ async def open_store(url: str, *, replicas: int = 0) -> Store:
         from .sqlite import SqliteStore
 
         return SqliteStore(url.removeprefix("sqlite:///"))
-    if scheme in ("redis", "rediss", "unix"):
+    if scheme in REDIS_SCHEMES:
         from .redis import RedisStore
 
         return await RedisStore.connect(url, replicas=replicas)
