@@ -35,7 +35,9 @@ NOT_OPTIONS = ("store_url", "bus_url", "grace_ms")
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 
 
-def _reader(parse: Callable[[str], object], judge: dataclasses.Field[typing.Any] | None = None) -> Callable[[str], object]:
+def _reader(
+    parse: Callable[[str], object], judge: dataclasses.Field[typing.Any] | None = None
+) -> Callable[[str], object]:
     """An option's type: ``parse`` reads the text, ``checked`` judges the value as field ``judge``'s.
 
     A type's ValueError (``int``) is argparse's own "invalid int value"; the

@@ -215,7 +215,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3 or argv[0] != "verify":
         print("usage: python -m server.daily verify SEED COMMITMENT", file=sys.stderr)
         return 2
-    ok = verify(argv[1], argv[2])
+    published = argv[2]
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", published):
+        print(f"{published!r} is not a commitment: one is 64 hex digits (a SHA-256)", file=sys.stderr)
+        return 2
+    ok = verify(argv[1], published.lower())
     print("ok: the seed matches its commitment" if ok else "MISMATCH: this seed was not the one committed")
     return 0 if ok else 1
 

@@ -91,8 +91,14 @@ def origin(text: str) -> None:
         parts.port  # noqa: B018 (ValueError for a port that is none)
     except ValueError:
         parts = urlsplit("")
-    if parts.scheme not in ("http", "https") or not parts.hostname or text != f"{parts.scheme}://{parts.netloc}":
-        raise ValueError("an origin is http(s)://HOST or http(s)://HOST:PORT, no path, like https://grip.example.com")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or text != f"{parts.scheme}://{parts.netloc}"
+    ):
+        raise ValueError(
+            "an origin is http(s)://HOST or http(s)://HOST:PORT, no path, like https://grip.example.com"
+        )
 
 
 def address(text: str) -> tuple[str, int]:
@@ -100,11 +106,11 @@ def address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"expected HOST:PORT, got {text!r}")
-    port_number(int(port))
     return host.strip("[]"), int(port)
 
 
 def listening(where: tuple[str, int]) -> None:
+    """``address``'s value: its port one there can be."""
     port_number(where[1])
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m server.engine deal|play|solve SEED [--variant V] ...``.
+"""Command line: ``python -m server.engine deal|play|solve SEED [--variant V] ...`` (SEED: any text).
 
 Output is one JSON object on stdout; a bad move exits with status 2 and a
 one-line message on stderr naming the move, its position and the reason.
@@ -29,10 +29,21 @@ def _parser() -> argparse.ArgumentParser:
         ("solve", "find the deal's par and a line reaching it (stock order known)"),
     ):
         sub = commands.add_parser(name, help=text)
-        sub.add_argument("seed")
-        sub.add_argument("--variant", default="classic", choices=sorted(VARIANTS))
+        sub.add_argument(
+            "seed",
+            metavar="SEED",
+            help="any text (abc, 42, a daily deal's hex seed): the same text, the same deal",
+        )
+        sub.add_argument(
+            "--variant", default="classic", choices=sorted(VARIANTS), help="the rules (default: %(default)s)"
+        )
         if name == "play":
-            sub.add_argument("moves", nargs="*", metavar="MOVE")
+            sub.add_argument(
+                "moves",
+                nargs="*",
+                metavar="MOVE",
+                help="a move in the rule book's notation: T (turn three), W>B3, A1:0>B6 (docs/protocol.md)",
+            )
         if name == "solve":
             sub.add_argument("--budget-s", type=float, default=10.0, help="time budget in seconds")
     return parser

@@ -96,3 +96,11 @@ def test_a_reader_that_stops_early_gets_no_traceback() -> None:
     err = proc.stderr.read()
     assert proc.wait(60) == 1
     assert err == b""
+
+
+def test_help_says_what_a_seed_and_a_move_are() -> None:
+    done = cli("play", "--help")
+    assert done.returncode == 0
+    words = " ".join(done.stdout.split())
+    assert "SEED any text" in words and "MOVE a move in the rule book's notation" in words, words
+    assert output("deal", "abc") == Game.new("abc").state()  # as it says: any text is a seed

@@ -86,6 +86,23 @@ def test_anyone_can_verify_a_past_day_from_the_command_line() -> None:
     assert bad.returncode == 1
 
 
+def test_verify_says_when_a_commitment_is_not_one() -> None:
+    """Not 64 hex digits: not a commitment at all (usage, status 2), rather than a seed that does not match."""
+    seed = daily.seed("some secret", DAY)
+    for text in ("def", daily.commitment(seed) + "0", "z" * 64):
+        done = subprocess.run(
+            [sys.executable, "-m", "server.daily", "verify", seed, text], capture_output=True, text=True
+        )
+        assert done.returncode == 2, done
+        assert "is not a commitment" in done.stderr and "MISMATCH" not in done.stdout
+    upper = subprocess.run(
+        [sys.executable, "-m", "server.daily", "verify", seed, daily.commitment(seed).upper()],
+        capture_output=True,
+        text=True,
+    )
+    assert upper.returncode == 0, upper  # hex is hex, whatever its case
+
+
 async def test_one_ranked_attempt_then_practice(app: App) -> None:
     c, _ = await player(app, "Ann")
     early = await c.request({"type": "create", "daily": True, "seats": 1, "ranked": False}, "error")

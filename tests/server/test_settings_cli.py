@@ -37,6 +37,10 @@ def other_value(f: dataclasses.Field[object]) -> tuple[list[str], object]:
     default = f.default
     if f.name == "metrics":
         return ["127.0.0.1:9100"], ("127.0.0.1", 9100)
+    if f.name == "proxies":
+        return ["10.0.0.0/8", "192.0.2.7"], ("10.0.0.0/8", "192.0.2.7")
+    if f.name == "origins":
+        return ["https://a.example", "http://b.example:8080"], ("https://a.example", "http://b.example:8080")
     if f.name == "web_root":
         return ["/srv/grip-web"], Path("/srv/grip-web")
     if isinstance(default, tuple):
