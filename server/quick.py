@@ -132,30 +132,18 @@ class QuickRaces:
             token_hash=hash_token(token),
         )
         ctx.holdings.opening(keys, ctx.clock() / 1000)
-        try:
-            joined = await ctx.store.queue_join(place)
-        except BaseException:
-            ctx.holdings.unopened(keys)  # no place: nothing to count
-            raise
-        await self._hold(client, token, joined, again=False, charged=keys)
+        await self._enter(client, token, place, again=False, charged=keys)
 
     async def _enter(
         self, client: Client, token: str, place: QueueEntry, *, again: bool, charged: list[str]
     ) -> None:
-        await self._hold(client, token, await self._ctx.store.queue_join(place), again=again, charged=charged)
-
-    async def _hold(
-        self,
-        client: Client,
-        token: str,
-        joined: tuple[QueueEntry, QueueEntry | None],
-        *,
-        again: bool,
-        charged: list[str],
-    ) -> None:
-        """Wait here in the place the store gave (``joined``: it, and the place it replaced); one this
-        connection held before gives its count back."""
-        stored, previous = joined
+        """Wait here in the place the store gives, counted under ``charged``: given back if the store
+        gives none, and for the place this connection held before, if this one replaced it."""
+        try:
+            stored, previous = await self._ctx.store.queue_join(place)
+        except BaseException:
+            self._ctx.holdings.unopened(charged)  # no place: nothing to count
+            raise
         replaced = self.waiting.get(client.id)
         self.waiting[client.id] = Waiting(client, token, stored, charged)
         if replaced is not None and previous is not None and previous.conn == client.id:
