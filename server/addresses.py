@@ -27,7 +27,7 @@ from enum import Enum
 
 from websockets.datastructures import Headers
 
-from .limits import Buckets
+from .limits import Limiter
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -63,11 +63,11 @@ def parse_ip(text: str) -> IPAddress | None:
 class PerAddress:
     """Connections open and identities made, per client key (``client_key``), by connection id."""
 
-    def __init__(self, max_connections: int, identities_per_hour: float, identity_burst: int) -> None:
+    def __init__(self, max_connections: int, identities: Limiter) -> None:
         self.max_connections = max_connections  # 0: no cap
         self.open: Counter[str] = Counter()
         self.keys: dict[str, str] = {}  # connection id -> its key (counted connections only)
-        self.identities = Buckets(identities_per_hour / 3600, identity_burst)  # by key
+        self.identities = identities  # identities made, by key
 
     def full(self, key: str | None) -> bool:
         return key is not None and 0 < self.max_connections <= self.open[key]
@@ -88,14 +88,10 @@ class PerAddress:
             if not self.open[key]:
                 del self.open[key]
 
-    def new_identity(self, conn: str, now_s: float) -> bool:
+    async def new_identity(self, conn: str) -> bool:
         """Whether connection ``conn`` may make one more identity now (counted if so)."""
         key = self.keys.get(conn)
-        return key is None or not self.identities.take(key, now_s)
-
-    def forget_idle(self, now_s: float) -> None:
-        """Drop the addresses whose allowance of identities is whole again (they would start so)."""
-        self.identities.forget_full(now_s)
+        return key is None or not await self.identities.take(key)
 
 
 class Crowded(Enum):

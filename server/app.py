@@ -31,7 +31,7 @@ from .handlers.ratings import RatingNews
 from .holdings import Holdings
 from .http import Http
 from .hub import Hub
-from .limits import Buckets
+from .limits import open_limits
 from .live_races import LiveRaces
 from .liveness import Liveness
 from .metrics import Metrics
@@ -64,16 +64,20 @@ class App:
         self.clock = clock
         self.instance = secrets.token_hex(4)
         self.daily_secret = ""  # loaded in start()
-        self.solving = Solving(
-            store, settings.par_budget_s, settings.par_nodes, settings.hints_per_min, settings.hint_burst
-        )
+        limits = open_limits(settings.store_url, store, clock)  # shared by the processes on one Redis
+
+        def seconds() -> float:  # the matches opened and identities made count on the server's clock
+            return clock() / 1000
+
+        hints = limits("hints", settings.hints_per_min / 60, settings.hint_burst)  # by player
+        self.solving = Solving(store, settings.par_budget_s, settings.par_nodes, hints)
         self.hub = Hub(store, bus, clock=clock, grace_ms=settings.grace_ms)
         self.liveness = Liveness(self.hub, store, self.instance)
         self.quick = QuickRaces(self)
         self.bots = BotRaces(self)
-        self.resumes = Buckets(settings.resumes_per_min / 60, settings.resume_burst)  # by seat
-        self.address_snapshots = Buckets(
-            settings.address_snapshots_per_min / 60, settings.address_snapshot_burst
+        self.resumes = limits("resumes", settings.resumes_per_min / 60, settings.resume_burst)  # by seat
+        self.address_snapshots = limits(
+            "snapshots", settings.address_snapshots_per_min / 60, settings.address_snapshot_burst
         )
         self.live_races = LiveRaces(store, clock, settings.live_every_s)
         self.hub.followers += [self.quick, self.live_races, RatingNews(self), Replays(store)]
@@ -82,20 +86,27 @@ class App:
         self.writes = WriteBatch()  # the frames of one turn of the loop, one write per connection
         self.metrics = Metrics(self.connections, self.hub)
         self.addresses = PerAddress(
-            settings.max_per_address, settings.identities_per_hour, settings.identity_burst
+            settings.max_per_address,
+            limits("identities", settings.identities_per_hour / 3600, settings.identity_burst, seconds),
         )
         self.holdings = Holdings(
             self.hub.holds,
             per_player=settings.games_per_player,
             per_address=settings.games_per_address,
             lobbies_per_address=settings.lobbies_per_address,
-            opens=Buckets(settings.matches_per_hour / 3600, settings.match_burst),
-            address_opens=Buckets(settings.address_matches_per_hour / 3600, settings.address_match_burst),
+            opens=limits("opens", settings.matches_per_hour / 3600, settings.match_burst, seconds),
+            address_opens=limits(
+                "address_opens",
+                settings.address_matches_per_hour / 3600,
+                settings.address_match_burst,
+                seconds,
+            ),
         )
         self.lobbies: dict[str, tuple[str, str]] = {}  # the lobby each creator made last (handlers/seat.py)
         max_sockets, reserve = socket_budget(settings.max_sockets)
         self.gate = Gate(settings.opening_per_address, max_sockets, reserve)
-        self.http = Http(settings, store, bus, self.metrics, clock, self.addresses)
+        api = limits("api", settings.api_rate_per_s, settings.api_burst)  # by client address
+        self.http = Http(settings, store, bus, self.metrics, clock, self.addresses, api)
         self.server: Server | None = None
         self.operator: Server | None = None  # the --metrics address's listener
         self._upkeep: list[asyncio.Task[None]] = []
@@ -180,7 +191,6 @@ class App:
         while True:
             await asyncio.sleep(self.settings.sweep_s)
             self.hub.sweep()
-            self.addresses.forget_idle(self.clock() / 1000)
             self.lobbies = {k: v for k, v in self.lobbies.items() if v[0] in self.hub.live}
             self.holdings.forget_gone()
             with contextlib.suppress(StoreUnavailable):  # the next sweep tries again

@@ -17,7 +17,7 @@ from .addresses import PerAddress
 from .errors import GripError
 from .holdings import Holdings
 from .hub import Hub
-from .limits import Buckets
+from .limits import Limiter
 from .live import LiveMatch
 from .live_races import LiveRaces
 from .metrics import Metrics
@@ -54,8 +54,8 @@ class Context(Protocol):
     metrics: Metrics
     quick: QuickRaces
     live_races: LiveRaces
-    resumes: Buckets  # a seat's resumes that replay its log or record a connect
-    address_snapshots: Buckets  # a client address's resumes, watches and replays (``wait_turn``)
+    resumes: Limiter  # a seat's resumes that replay its log or record a connect
+    address_snapshots: Limiter  # a client address's resumes, watches and replays (``wait_turn``)
     clock: Callable[[], int]
     instance: str
     daily_secret: str

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .limits import Bucket
+from .limits.local import Bucket
 
 #: Seconds between two ``rate_limited`` answers to the same connection.
 TELL_EVERY_S = 1.0

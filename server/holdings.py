@@ -43,7 +43,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from .errors import ErrorCode, Refused
-from .limits import Buckets
+from .limits import Limiter
 from .live import LiveMatch
 
 
@@ -57,8 +57,8 @@ class Holdings:
         per_player: int,
         per_address: int,
         lobbies_per_address: int,
-        opens: Buckets,
-        address_opens: Buckets,
+        opens: Limiter,
+        address_opens: Limiter,
     ) -> None:
         self._holds = holds  # whether a match is still held in memory (``Hub.holds``)
         self.per_player, self.per_address = per_player, per_address
@@ -103,15 +103,15 @@ class Holdings:
                         f"{lobbies} lobbies are open from your address: start one, or leave one first",
                     )
 
-    def opening(self, keys: Iterable[str], now_s: float) -> None:
+    async def opening(self, keys: Iterable[str]) -> None:
         """Count one match opened for each identity and address of ``keys``; refused past their allowance.
 
         Refused, it counts nothing: the tokens taken for the keys before the one refused are given back.
         """
         taken: list[str] = []
         for key, buckets in self._counted(keys):
-            if wait := buckets.take(key, now_s):
-                self.unopened(taken)
+            if wait := await buckets.take(key):
+                await self.unopened(taken)
                 whose = "your address has" if key.startswith("a:") else "you have"
                 raise Refused(
                     ErrorCode.RATE_LIMITED,
@@ -119,13 +119,13 @@ class Holdings:
                 )
             taken.append(key)
 
-    def unopened(self, keys: Iterable[str]) -> None:
+    async def unopened(self, keys: Iterable[str]) -> None:
         """Give back what ``opening`` counted for ``keys``: the match it was counted for was not opened
         (a place in the quick queue left before it was paired)."""
         for key, buckets in self._counted(keys):
-            buckets.give_back(key)
+            await buckets.give_back(key)
 
-    def _counted(self, keys: Iterable[str]) -> Iterable[tuple[str, Buckets]]:
+    def _counted(self, keys: Iterable[str]) -> Iterable[tuple[str, Limiter]]:
         """The keys of ``keys`` whose matches opened are counted (identities, addresses), with their buckets."""
         for key in keys:
             if key.startswith("p:"):

@@ -30,7 +30,7 @@ from . import protocol as p
 from .addresses import Crowded, PerAddress, client_key, parse_ip
 from .bus import Bus
 from .engine.variants import describe as describe_variants
-from .limits import Buckets
+from .limits import Limiter
 from .metrics import Metrics
 from .origins import PageCheck
 from .replay import replay_json
@@ -72,6 +72,7 @@ class Http:
         metrics: Metrics,
         clock: Callable[[], int],
         addresses: PerAddress,
+        api: Limiter,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -80,7 +81,7 @@ class Http:
         self.clock = clock
         self.pages = PageCheck(settings)
         self.addresses = addresses
-        self._api = Buckets(settings.api_rate_per_s, settings.api_burst)  # per client address
+        self._api = api  # per client address
 
     async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """The answer to a plain HTTP request; None lets a WebSocket upgrade through.
@@ -109,7 +110,7 @@ class Http:
             return await self._healthz()
         if path == "/metrics" and self.settings.metrics is None and _loopback(connection):
             return self._metrics()
-        if path.startswith("/api/") and (wait := self._api.take(self._api_key(connection, request))):
+        if path.startswith("/api/") and (wait := await self._api.take(self._api_key(connection, request))):
             return _too_many(wait)
         if path == "/api/variants":
             return _response(200, VARIANTS_JSON, "application/json")

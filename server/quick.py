@@ -131,7 +131,7 @@ class QuickRaces:
             since=ctx.clock(),
             token_hash=hash_token(token),
         )
-        ctx.holdings.opening(keys, ctx.clock() / 1000)
+        await ctx.holdings.opening(keys)
         await self._enter(client, token, place, again=False, charged=keys)
 
     async def _enter(
@@ -142,12 +142,12 @@ class QuickRaces:
         try:
             stored, previous = await self._ctx.store.queue_join(place)
         except BaseException:
-            self._ctx.holdings.unopened(charged)  # no place: nothing to count
+            self._ctx.hub.spawn(self._ctx.holdings.unopened(charged))  # no place: nothing to count
             raise
         replaced = self.waiting.get(client.id)
         self.waiting[client.id] = Waiting(client, token, stored, charged)
         if replaced is not None and previous is not None and previous.conn == client.id:
-            self._ctx.holdings.unopened(replaced.charged)  # its place, replaced: never paired
+            self._ctx.hub.spawn(self._ctx.holdings.unopened(replaced.charged))  # replaced: never paired
         client.send(
             p.Queued(
                 variant=stored.variant,
@@ -201,7 +201,7 @@ class QuickRaces:
             self._ctx.hub.spawn(self._leave_later(w))
             return
         if left:  # not paired meanwhile
-            self._ctx.holdings.unopened(w.charged)
+            await self._ctx.holdings.unopened(w.charged)
 
     async def _leave_later(self, w: Waiting) -> None:
         store, player, conn = self._ctx.store, w.place.player, w.client.id
@@ -209,7 +209,7 @@ class QuickRaces:
             lambda: store.queue_leave(player, conn), retry_on=StoreUnavailable, tries=60, pause_first=True
         )
         if left:
-            self._ctx.holdings.unopened(w.charged)
+            await self._ctx.holdings.unopened(w.charged)
 
     # ----------------------------------------------------------------- pairing
 
@@ -318,7 +318,7 @@ class QuickRaces:
         elif kind == "moved":
             w = self.waiting.pop(str(notice["conn"]), None)
             if w is not None:
-                self._ctx.holdings.unopened(w.charged)  # its place was taken over, unpaired
+                self._ctx.hub.spawn(self._ctx.holdings.unopened(w.charged))  # taken over, unpaired
                 w.client.send(p.Unqueued(reason="elsewhere"))
         elif kind == "paired":
             seats = notice["seats"]

@@ -24,7 +24,7 @@ from .engine.players import greedy_move, hint
 from .engine.solver import solve
 from .engine.view_players import STRATEGIES, greedy_view
 from .errors import ErrorCode, Refused
-from .limits import Buckets
+from .limits import Limiter
 from .store import Store, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -52,11 +52,9 @@ def bot_move(strategy: str, view: dict[str, Any]) -> str | None:
 
 
 class Solving:
-    def __init__(
-        self, store: Store, par_budget_s: float, par_nodes: int, hints_per_min: float, hint_burst: int
-    ) -> None:
+    def __init__(self, store: Store, par_budget_s: float, par_nodes: int, hints: Limiter) -> None:
         self._store = store
-        self._hints = Buckets(hints_per_min / 60, hint_burst)
+        self._hints = hints  # by asker
         self._par_budget_s = par_budget_s
         self._par_nodes = par_nodes
         self._pool: ProcessPoolExecutor | None = None
@@ -104,7 +102,7 @@ class Solving:
         Each hint may keep a worker busy for seconds: ``asker`` (a player, or
         a connection without one) has a quota, past which it is refused.
         """
-        wait = self._hints.take(asker)
+        wait = await self._hints.take(asker)
         if wait:
             raise Refused(ErrorCode.RATE_LIMITED, f"that is a lot of hints: the next in {math.ceil(wait)} s")
         moves = [str(m) for m in game.moves]

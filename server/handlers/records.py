@@ -32,7 +32,7 @@ async def on_hello(ctx: Context, client: Client, msg: p.Hello) -> None:
             ErrorCode.WRONG_PHASE, f"say hello with v {msg.v} before taking a seat or watching, not during"
         )
     if msg.player is None:
-        if not ctx.addresses.new_identity(client.id, ctx.clock() / 1000):
+        if not await ctx.addresses.new_identity(client.id):
             raise Refused(
                 ErrorCode.RATE_LIMITED,
                 "too many new identities from your address; try again later, or keep the one you have",

@@ -45,7 +45,7 @@ async def on_create(ctx: Context, client: Client, msg: p.Create) -> None:
         ctx.bots.check(client)
     keys = holder_keys(ctx, client)
     ctx.holdings.check(keys, creating=True, replacing=_let_go_of(ctx, client))
-    ctx.holdings.opening(keys, ctx.clock() / 1000)
+    await ctx.holdings.opening(keys)
     if msg.daily:
         day, seed, ranked, claim = await daily.enter(ctx, client, msg, code)
     events = Match.open(
@@ -188,7 +188,7 @@ async def wait_turn(ctx: Context, client: Client, seat: str | None = None) -> No
     if address is not None:
         turns.append((ctx.address_snapshots, address))
     for buckets, key in turns:
-        while wait := buckets.take(key):
+        while wait := await buckets.take(key):
             await asyncio.sleep(wait)
 
 
@@ -252,7 +252,7 @@ async def on_rematch(ctx: Context, client: Client, msg: p.Rematch) -> None:
     keys = holder_keys(ctx, client)
     ctx.holdings.check(keys, creating=False)  # a rematch is a new match, as a create
     seated(client)  # (no seat: nothing asked, nothing counted)
-    ctx.holdings.opening(keys, ctx.clock() / 1000)
+    await ctx.holdings.opening(keys)
     await _execute(ctx, client, lambda m, seat, now: m.decide_rematch(seat, new_code(), now))
 
 

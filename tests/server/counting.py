@@ -24,12 +24,12 @@ def count_calls(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[
 
 
 def record_waits(monkeypatch: pytest.MonkeyPatch, buckets: Any) -> list[float]:
-    """The answers of ``buckets.take`` (a ``Buckets``) from now on: 0 for a turn taken, else the wait."""
+    """The answers of ``buckets.take`` (a ``Limiter``) from now on: 0 for a turn taken, else the wait."""
     waits: list[float] = []
     real_take = buckets.take
 
-    def take(key: str) -> float:
-        waits.append(real_take(key))
+    async def take(key: str) -> float:
+        waits.append(await real_take(key))
         return waits[-1]
 
     monkeypatch.setattr(buckets, "take", take)

@@ -16,7 +16,6 @@ from race import MakeAppT, client, clock_advance
 from websockets.exceptions import InvalidStatus
 from wsclient import Closed, WsClient
 
-from server.addresses import PerAddress
 from server.app import App
 from server.reach import lan_address
 
@@ -98,16 +97,3 @@ async def test_a_direct_client_is_counted_by_its_own_address_whatever_it_claims(
     for c in held:
         await c.request({"type": "hello"}, "welcome")
     assert await refused_status(WsClient.connect(lan_url, **claims)) == 429
-
-
-def test_an_address_whose_allowance_is_whole_again_is_forgotten() -> None:
-    """Otherwise every address that ever made an identity would be held for good."""
-    per = PerAddress(max_connections=0, identities_per_hour=60, identity_burst=2)
-    assert per.opened("c1", "203.0.113.5")
-    assert per.new_identity("c1", now_s=0)
-    per.forget_idle(now_s=59)
-    assert "203.0.113.5" in per.identities  # one of two back after a minute: not yet
-    per.forget_idle(now_s=60)
-    assert "203.0.113.5" not in per.identities
-    per.closed("c1")
-    assert per.open == {} and per.keys == {}

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from server.engine import Game
+from server.limits.local import Buckets
 from server.solving import Solving
 
 
@@ -41,7 +42,7 @@ async def test_a_wait_cancelled_as_the_answer_comes_back_is_cancelled(
     cancellation: the bot played on, and the shutdown waited on it until the
     test timed out.
     """
-    solving = Solving(store=None, par_budget_s=1, par_nodes=1, hints_per_min=60, hint_burst=5)
+    solving = Solving(store=None, par_budget_s=1, par_nodes=1, hints=Buckets(rate=1, burst=5))
     workers = HeldWorkers()
     monkeypatch.setattr(solving, "_workers", lambda: workers)
     waiting = asyncio.create_task(ASKS[ask](solving))

@@ -1,10 +1,8 @@
-"""Token buckets: how often one connection, one player or one client address may ask for work.
+"""Token buckets in this process: a connection's frame rate, and the embedded server's allowances.
 
-One ``Bucket`` is one key's allowance; ``Buckets`` holds one a key. A solver
-hint or a replay costs the server far more than a frame, so these have
-quotas of their own, per player or per address, besides each connection's
-frame rate (``server/flood.py``, a ``Bucket`` of its own). Buckets that have
-filled up again are forgotten, so the table holds only the keys that asked lately.
+One ``Bucket`` is one key's allowance; ``Buckets`` holds one a key (a
+``Limiter``, ``server/limits/__init__.py``). Buckets that have filled up
+again are forgotten, so the table holds only the keys that asked lately.
 """
 
 from __future__ import annotations
@@ -50,7 +48,11 @@ class Bucket:
 
 
 class Buckets:
-    """``rate`` takes a second on average per key, in bursts of up to ``burst``."""
+    """``rate`` takes a second on average per key, in bursts of up to ``burst``, on ``clock`` (seconds).
+
+    A ``Limiter`` whose ``take`` never waits on I/O: the embedded server's, and the
+    shared ones' stand-in while Redis does not answer.
+    """
 
     def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.rate, self.burst = rate, burst
@@ -58,13 +60,9 @@ class Buckets:
         self._buckets: dict[str, Bucket] = {}
         self._takes = 0
 
-    def take(self, key: str, now: float | None = None) -> float:
-        """0 if ``key`` may go on now (one token taken); else the seconds until it may.
-
-        ``now`` (in the clock's seconds) for a caller that keeps its own time.
-        """
-        if now is None:
-            now = self._clock()
+    async def take(self, key: str) -> float:
+        """0 if ``key`` may go on now (one token taken); else the seconds until it may."""
+        now = self._clock()
         self._takes += 1
         if self._takes % FORGET_EVERY == 0:
             self.forget_full(now)
@@ -73,7 +71,7 @@ class Buckets:
             bucket = self._buckets[key] = Bucket(self.rate, self.burst, now)
         return bucket.take(now)
 
-    def give_back(self, key: str) -> None:
+    async def give_back(self, key: str) -> None:
         """Return a token ``key`` took (a forgotten bucket was full: nothing to return)."""
         bucket = self._buckets.get(key)
         if bucket is not None:
