@@ -275,3 +275,33 @@ async def test_a_place_left_unpaired_gives_back_what_it_counted(
     for _ in range(2):
         await quick_race([app], ann, bob)
     await refused_quick(ann)
+
+
+async def test_processes_on_one_redis_count_one_allowance_per_identity_and_per_address(
+    make_app: MakeAppT, shared_url: str
+) -> None:
+    """Each process counted the matches opened with it alone: a client going round N processes (as a
+    load balancer sends it) opened N bursts."""
+    shared = {"store_url": shared_url, "bus_url": shared_url, **PROXIED}
+    limits = {
+        "match_burst": 2,
+        "matches_per_hour": 60,
+        "address_match_burst": 3,
+        "address_matches_per_hour": 60,
+    }
+    one, two = [await make_app(**shared, **limits) for _ in "12"]
+    ann = await client(one, additional_headers={"X-Real-IP": "203.0.113.5"})
+    welcome = await ann.request({"type": "hello"}, "welcome")
+    ann_two = await client(two, additional_headers={"X-Real-IP": "203.0.113.5"})
+    await ann_two.request({"type": "hello", "player": welcome["player"], "key": welcome["key"]}, "welcome")
+    assert (await practice(ann))["type"] == "created"
+    assert (await practice(ann_two))["type"] == "created"  # her burst, over both
+    for c in (ann_two, ann):
+        refused = await practice(c)
+        assert refused["type"] == "error" and refused["code"] == "rate_limited", refused
+        assert "you have opened" in refused["message"]
+    assert (await practice(await from_address(two, "203.0.113.5")))[
+        "type"
+    ] == "created"  # the address's third
+    address = await practice(await from_address(one, "203.0.113.5"))
+    assert address["code"] == "rate_limited" and "your address" in address["message"]

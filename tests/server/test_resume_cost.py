@@ -140,3 +140,23 @@ async def test_an_address_watching_and_replaying_again_and_again_waits_its_turn(
     other = await client(app, additional_headers={"X-Real-IP": "198.51.100.9"})  # another address: at once
     await other.request({"type": "watch", "match": race.code}, "watching")
     await other.request({"type": "replay", "match": decided.code}, "replay")
+
+
+async def test_an_address_resuming_and_watching_on_two_processes_waits_for_one_turn(
+    make_app: MakeAppT, shared_url: str
+) -> None:
+    """Each process had its own share of an address's resumes and watches: going round the processes
+    multiplied it."""
+    shared = {"store_url": shared_url, "bus_url": shared_url, "proxies": ("127.0.0.1/32",)}
+    one, two = [
+        await make_app(**shared, address_snapshots_per_min=6.0, address_snapshot_burst=2) for _ in "12"
+    ]
+    race = await start_race(one)
+    on_one = await client(one, additional_headers={"X-Real-IP": "203.0.113.7"})
+    on_two = await client(two, additional_headers={"X-Real-IP": "203.0.113.7"})
+    code, token = race.code, race.tokens[0]
+    await on_one.request({"type": "resume", "match": code, "token": token, "last_ev": 0}, "resumed")
+    await on_two.request({"type": "watch", "match": code}, "watching")  # the address's burst, over both
+    await on_two.send({"type": "resume", "match": code, "token": race.tokens[1], "last_ev": 0})
+    with pytest.raises(TimeoutError):  # its turn is 10 s away, wherever it asks
+        await on_two.expect("resumed", timeout=1.0)
