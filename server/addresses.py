@@ -8,6 +8,8 @@ the compose shape nginx caps sockets per address in front as well
 believed only from the ``--proxy`` addresses. This machine's own connections
 (loopback, not through a proxy: the tests, the benches, a terminal client)
 are not counted. IPv6 addresses count per /64, the block one subscriber gets.
+The identities an address makes are counted in an allowance (``server/limits/``)
+that every process on one Redis shares; its sockets and connections, in this process.
 
 A socket is counted from its accept, before any byte of its request
 (``Gate``): one that never finishes its handshake (or its HTTP request:

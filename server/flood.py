@@ -3,7 +3,7 @@
 Pure: every decision takes the time (``time.monotonic()`` seconds) as an
 argument, so the policy is tested without sockets or sleeping.
 
-A frame runs while its token bucket (a ``Bucket``, ``server/limits.py``)
+A frame runs while its token bucket (a ``Bucket``, ``server/limits/local.py``)
 has a token (``rate`` a second on average, bursts of ``burst``). A refused frame is dropped; the client is
 told ``rate_limited`` at most once a second (one answer per refused frame
 would let a flood make the server write as much as it reads). A client

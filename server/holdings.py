@@ -27,8 +27,8 @@ Matches opened are counted over time as well (``opening``): a lobby called
 off or a practice game replaced leaves memory at once, but its log stays in
 the store (a practice game's for good), so a creator replacing game after
 game at their frame rate would fill it. A ``create`` and a ``rematch`` each
-take one of ``opens`` (a token bucket) per identity and one of
-``address_opens`` per address (ten times as many by default: many people
+take one of ``opens`` (a token bucket, ``server/limits/``: shared by every
+process on one Redis) per identity and one of ``address_opens`` per address (ten times as many by default: many people
 may share an address), refused (``rate_limited``) past either with the
 seconds until the next; connections with
 neither (this machine's, the bots) are not counted. A quick race's ``quick``

@@ -160,7 +160,7 @@ class Settings:
     )
     flood_window_s: float = setting(10.0, "the window of --flood-limit (s)", check=positive)
     sweep_s: float = setting(
-        30.0, "how often matches, lobbies and addresses no longer needed are let go of (s)", check=positive
+        30.0, "how often matches and lobbies no longer needed are let go of (s)", check=positive
     )
     # Per client address (server/addresses.py).
     max_per_address: int = setting(
