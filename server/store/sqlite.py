@@ -1,4 +1,4 @@
-"""The embedded store: one SQLite file in WAL mode.
+"""The embedded store: one SQLite file in WAL mode, and a journal of the moves beside it.
 
 Calls run on the event loop's thread: a WAL commit with synchronous=NORMAL
 is tens of microseconds, cheaper than a thread hop, and it survives a killed
@@ -9,18 +9,25 @@ commit, on the event loop: 0.4-3 ms a commit on this machine's disk, 7-12
 times a quiet server's cost per move (``bench/sqlite_sync.py``); the promise
 is written out in docs/protocol.md instead.
 
-Appends are group-committed: every append made in one turn of the event loop
-(the moves of many matches read in the same turn) goes into one transaction,
-committed on the next turn, in one statement; a conflict fails only its own
-append (then the batch is written again one append at a time, each under
-a savepoint). ``append``
-returns only after that commit, so an ack still waits for its move to be
-durable; measured in docs/benchmarks.md.
+A batch of moves alone (nearly every append) is not committed: it is
+written to the moves' journal (``server/store/journal.py``), one ``write``
+as safe as that commit, and returns at once. Every ``FLUSH_EVERY_S`` the
+journal's moves go into the table, each match's as one row of
+``move_runs`` (one index entry and a page or so for a match's half second
+of moves, where a row a move was five times dearer), ``RUNS_PER_FLUSH`` to a
+transaction with the event loop free between two (``_flush``); a read of a
+log takes the moves not there yet from the journal. Every other append is group-committed: every append made
+in one turn of the event loop goes into one transaction, committed on the
+next turn, in one statement; a conflict fails only its own append (then the
+batch is written again one append at a time, each under a savepoint).
+``append`` returns only once its events are durable, so an ack still waits
+for its move to be; measured in docs/benchmarks.md.
 
 Checkpoints (copying the WAL into the database file, with fsyncs) run on a
-thread of their own: SQLite's automatic ones run inside a commit, on the
-event loop, and stalled every move in flight by 15-20 ms about once a second
-under load.
+thread of their own, which also syncs the journal's files and removes those
+whose rows are in the table: SQLite's automatic checkpoints ran inside a
+commit, on the event loop, and stalled every move in flight by 15-20 ms
+about once a second under load.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Collection, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 from .. import ratings
@@ -51,9 +59,11 @@ from . import (
     PlayerRecord,
     QueueEntry,
     board_rows,
+    journal,
     live_gap,
     rank_tree,
 )
+from .journal import Journal
 from .waiting import MemoryQueue
 
 log = logging.getLogger(__name__)
@@ -62,6 +72,20 @@ CHECKPOINT_EVERY_S = 1.0
 WAL_RESET_BYTES = 1024 * 1024 * 1024
 #: What the WAL is cut back to when it starts over (after a lull, or a reset).
 WAL_KEPT_BYTES = 64 * 1024 * 1024
+#: How often the journal's moves go into the table: the longer, the more moves a row holds.
+FLUSH_EVERY_S = 0.5
+#: Matches whose moves go into the table in one transaction (one turn of the event loop): about a
+#: millisecond, so that a flush never holds up the moves in flight for long.
+RUNS_PER_FLUSH = 64
+#: Moves the journal may hold that the table could not take (a full disk): past them, moves are refused.
+JOURNAL_MAX_ROWS = 200_000
+INSERT_RUN = "INSERT INTO move_runs (match, ev, last, body) VALUES (?, ?, ?, ?)"
+EVENTS_AFTER = "SELECT body FROM events WHERE match = ? AND ev > ? ORDER BY ev"
+RUNS_AFTER = "SELECT body FROM move_runs WHERE match = ? AND last > ?"
+LAST_EV = (
+    "SELECT max(coalesce((SELECT max(ev) FROM events WHERE match = ?), 0),"
+    " coalesce((SELECT max(last) FROM move_runs WHERE match = ?), 0))"
+)
 
 EVENTS_TABLE = """
 CREATE TABLE IF NOT EXISTS events (
@@ -84,6 +108,11 @@ SCHEMA = (
     + ";"
     + LIVE_TABLE
     + """;
+-- a match's moves as its journal held them between two flushes: events ev..last, their JSON joined by commas
+CREATE TABLE IF NOT EXISTS move_runs (
+    id INTEGER PRIMARY KEY, match TEXT NOT NULL, ev INTEGER NOT NULL, last INTEGER NOT NULL,
+    body TEXT NOT NULL, UNIQUE (match, ev)
+);
 CREATE TABLE IF NOT EXISTS results (
     match TEXT PRIMARY KEY, decided_at INTEGER NOT NULL, body TEXT NOT NULL
 );
@@ -136,7 +165,7 @@ CREATE TABLE IF NOT EXISTS rank_trees (
 
 
 class _Checkpointer(threading.Thread):
-    """Runs a PASSIVE checkpoint every ``every_s``: it never blocks the writer.
+    """Runs a PASSIVE checkpoint every ``every_s``, then syncs the moves' journal: it never blocks the writer.
 
     It runs at the lowest CPU priority: at 2,600 moves/s a checkpoint copies
     8,000-15,000 WAL frames, 10-20 ms of CPU each second, and on a server
@@ -158,11 +187,12 @@ class _Checkpointer(threading.Thread):
     stalls were its half-load p99 (docs/benchmarks.md).
     """
 
-    def __init__(self, path: str, every_s: float, reset_bytes: int) -> None:
+    def __init__(self, path: str, every_s: float, reset_bytes: int, moves: Journal) -> None:
         super().__init__(name="sqlite-checkpoint", daemon=True)
         self.path = path
         self.every_s = every_s
         self.reset_bytes = reset_bytes
+        self.moves = moves
         self.stopping = threading.Event()
 
     def run(self) -> None:
@@ -178,6 +208,7 @@ class _Checkpointer(threading.Thread):
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
                     if os.path.getsize(wal) > self.reset_bytes:
                         db.execute("PRAGMA wal_checkpoint(RESTART)")
+                    self.moves.sync(wal)
                 except (sqlite3.Error, OSError) as exc:
                     log.warning("checkpoint failed (will retry): %s", exc)
         finally:
@@ -369,14 +400,50 @@ class SqliteStore:
             _fill_totals(self._db)
         if "rank_trees" not in tables:
             _fill_rank_trees(self._db)
+        self._wal = f"{path}-wal"
+        if on_disk:
+            self._recover_moves(path)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
+        self._moves = Journal(path if on_disk else None)
+        self._flush_timer: asyncio.TimerHandle | None = None
         self._queue = MemoryQueue()
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.execute(f"PRAGMA journal_size_limit={min(WAL_KEPT_BYTES, wal_reset_bytes)}")
-            self._checkpointer = _Checkpointer(path, checkpoint_every_s, wal_reset_bytes)
+            self._checkpointer = _Checkpointer(path, checkpoint_every_s, wal_reset_bytes, self._moves)
             self._checkpointer.start()
+
+    def _recover_moves(self, path: str) -> None:
+        """The moves an earlier run journaled and did not write into the table (it was killed): in now.
+
+        A move the table holds already (written, its file not removed yet) is left out.
+        """
+        rows, files = journal.recover(path)
+        by_match: dict[str, list[tuple[int, str]]] = {}
+        for match_id, ev, body in rows:
+            by_match.setdefault(match_id, []).append((ev, body))
+        runs, moved = [], 0
+        for match_id, moves in by_match.items():
+            held = self._held_evs(match_id)
+            fresh = sorted({ev: body for ev, body in moves if ev not in held}.items())
+            if fresh:
+                runs.append(_run(match_id, fresh))
+                moved += len(fresh)
+        if runs:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(INSERT_RUN, runs)
+            self._db.execute("COMMIT")
+            log.info("%d journaled moves of %d matches taken in", moved, len(runs))
+        journal.sync_file(self._wal)
+        journal.remove(files)
+
+    def _held_evs(self, match_id: str) -> set[int]:
+        """The ``ev`` of every event of the match the table holds."""
+        held = {ev for (ev,) in self._db.execute("SELECT ev FROM events WHERE match = ?", (match_id,))}
+        for (body,) in self._db.execute("SELECT body FROM move_runs WHERE match = ?", (match_id,)):
+            held.update(e.ev for e in decode_events(f"[{body}]"))
+        return held
 
     async def ping(self) -> bool:
         """Whether a commit goes through: a read would pass on a full disk that refuses every move."""
@@ -389,7 +456,14 @@ class SqliteStore:
     async def append(
         self, match_id: str, expected_ev: int, events: Sequence[Event], *, rebase: bool = False
     ) -> int:
-        """One process appends here, so there is nothing to rebase past: ``rebase`` is moot."""
+        """One process appends here, so there is nothing to rebase past: ``rebase`` is moot.
+
+        Moves alone go to the journal, durable when this returns, with no loop
+        turn to wait for; anything else waits for this turn's group commit.
+        """
+        if all(type(e) is Moved for e in events):
+            self._journal_moves(match_id, events)
+            return 0
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self._pending.append((match_id, events, done))
@@ -397,6 +471,65 @@ class SqliteStore:
             loop.call_soon(self._commit)
         await done
         return 0
+
+    def _journal_moves(self, match_id: str, events: Sequence[Event]) -> None:
+        """Write moves to the journal; Conflict if one of them has an ``ev`` the log has."""
+        if len(self._moves) >= JOURNAL_MAX_ROWS:
+            raise StoreUnavailable("the moves' journal is full: the table takes no writes")
+        evs = [e.ev for e in events]
+        if evs[0] <= self._last_ev(match_id) or any(b <= a for a, b in pairwise(evs)):
+            raise Conflict(match_id)
+        self._moves.write(match_id, [(e.ev, event_json(e)) for e in events])
+        if self._flush_timer is None:
+            self._flush_timer = asyncio.get_running_loop().call_later(FLUSH_EVERY_S, self._flush)
+
+    def _last_ev(self, match_id: str) -> int:
+        """The ``ev`` of the match's last event, journaled or in the table (0: none)."""
+        last = self._moves.last_ev(match_id)
+        if last is not None:
+            return last
+        (last,) = self._db.execute(LAST_EV, (match_id, match_id)).fetchone()
+        return int(last)
+
+    def _flush(self) -> None:
+        """Write the moves journaled so far into the table, ``RUNS_PER_FLUSH`` matches a turn of the loop.
+
+        A write the table refuses (a full disk) leaves them in the journal, tried again later.
+        """
+        self._flush_timer = None
+        try:
+            due = self._moves.freeze()
+        except StoreUnavailable as exc:
+            log.warning("the moves' journal could not start a new file (will retry): %s", exc.detail)
+            due = self._moves.matches()
+        self._flush_some(due)
+
+    def _flush_some(self, due: list[str]) -> None:
+        part, rest = due[:RUNS_PER_FLUSH], due[RUNS_PER_FLUSH:]
+        loop = asyncio.get_running_loop()
+        if self._write_runs(part) and rest:
+            loop.call_soon(self._flush_some, rest)
+        elif len(self._moves) and self._flush_timer is None:
+            self._flush_timer = loop.call_later(FLUSH_EVERY_S, self._flush)
+
+    def _write_runs(self, matches: Sequence[str]) -> bool:
+        """The journaled moves of ``matches`` into the table, a row each, in one transaction; False if refused."""
+        taken = [(m, moves) for m in matches if (moves := self._moves.rows_of(m))]
+        if not taken:
+            return True
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany(INSERT_RUN, [_run(m, moves) for m, moves in taken])
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            log.warning("journaled moves not written into the table (will retry): %s", exc)
+            return False
+        for match_id, moves in taken:
+            self._moves.written(match_id, len(moves))
+        return True
 
     def _commit(self) -> None:
         """Write every pending append in one transaction; settle each one's future."""
@@ -432,8 +565,16 @@ class SqliteStore:
         commit of one move, as at a light load, costs a sixth more with one.
         Only if one of them conflicts, the transaction starts again and each
         is written under a savepoint of its own, so that only the conflicting
-        ones fail.
+        ones fail. An append whose first ``ev`` the log has among its moves
+        (journaled, or a row of ``move_runs``, which the unique index of
+        ``events`` does not see) conflicts before anything is written.
         """
+        stale = [a[1][0].ev <= self._last_moved(a[0]) for a in appends]
+        if any(stale):
+            kept = iter(self._write_all([a for a, behind in zip(appends, stale, strict=True) if not behind]))
+            return [
+                Conflict(a[0]) if behind else next(kept) for a, behind in zip(appends, stale, strict=True)
+            ]
         try:
             self._write(appends)
             return [None] * len(appends)
@@ -441,6 +582,14 @@ class SqliteStore:
             self._db.execute("ROLLBACK")
             self._db.execute("BEGIN IMMEDIATE")
         return [None if self._write_or_undo([a]) else Conflict(a[0]) for a in appends]
+
+    def _last_moved(self, match_id: str) -> int:
+        """The ``ev`` of the match's last move, journaled or in ``move_runs`` (0: none)."""
+        last = self._moves.last_ev(match_id)
+        if last is not None:
+            return last
+        (last,) = self._db.execute("SELECT max(last) FROM move_runs WHERE match = ?", (match_id,)).fetchone()
+        return int(last or 0)
 
     def _write_or_undo(self, appends: Sequence[tuple[str, Sequence[Event]]]) -> bool:
         """Write the appends under a savepoint; on a conflict leave no trace of any and say False."""
@@ -598,16 +747,23 @@ class SqliteStore:
         """Nothing to wait for: an event is read back only after its commit."""
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]:
-        rows = self._db.execute(
-            "SELECT body FROM events WHERE match = ? AND ev > ? ORDER BY ev", (match_id, after)
-        ).fetchall()
-        return decode_events("[" + ",".join(r[0] for r in rows) + "]")
+        """The match's events past ``after``, in ``ev`` order: rows of ``events``, runs of moves of
+        ``move_runs``, and moves the journal holds (the table may hold later events already: a move's
+        in the journal, then a drop's)."""
+        db = self._db
+        bodies = [b for (b,) in db.execute(EVENTS_AFTER, (match_id, after))]
+        runs = [b for (b,) in db.execute(RUNS_AFTER, (match_id, after))]
+        journaled = self._moves.rows_of(match_id, after)
+        events = decode_events("[" + ",".join([*bodies, *runs, *(body for _, body in journaled)]) + "]")
+        if runs or journaled:
+            events = sorted((e for e in events if e.ev > after), key=lambda e: e.ev)
+        return events
 
     async def has_log(self, match_id: str) -> bool:
         return (
             self._db.execute("SELECT 1 FROM events WHERE match = ? LIMIT 1", (match_id,)).fetchone()
             is not None
-        )
+        )  # a match's first event is never a move: it is in the table
 
     async def result(self, match_id: str) -> Result | None:
         row = self._db.execute("SELECT body FROM results WHERE match = ?", (match_id,)).fetchone()
@@ -893,9 +1049,20 @@ class SqliteStore:
 
     async def close(self) -> None:
         self._commit()  # appends still waiting for their turn
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+        self._write_runs(self._moves.matches())  # every journaled move into the table, at once
         if self._checkpointer is not None:
             self._checkpointer.stopping.set()
             await asyncio.to_thread(self._checkpointer.join)
+        if self._lock_fd is not None and not len(self._moves):  # on disk, all in the table (else its
+            journal.sync_file(self._wal)  # files stay, for the next start to take in: a full disk)
+        self._moves.close()
         self._db.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # and with it the lock
+
+
+def _run(match_id: str, moves: Sequence[tuple[int, str]]) -> tuple[str, int, int, str]:
+    """``INSERT_RUN``'s parameters for a match's moves, (``ev``, JSON) in order."""
+    return match_id, moves[0][0], moves[-1][0], ",".join(body for _, body in moves)

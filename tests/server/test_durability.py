@@ -62,6 +62,33 @@ async def test_result_and_leaderboard_survive_sigkill(server_args: list[str]) ->
         server.kill()
 
 
+async def test_every_move_acknowledged_before_a_sigkill_is_there_after_it(server_args: list[str]) -> None:
+    """The ack promises the move is durable (SQLite: its journal, before any flush to the table)."""
+    server = ServerProcess(*server_args).start()
+    try:
+        c = await WsClient.connect(server.url)
+        created = await c.request({"type": "create", "seats": 1, "seed": "7"}, "created")
+        await c.send({"type": "ready"})
+        view = (await c.expect("start", timeout=10))["view"]
+        played = []
+        for seq in range(1, 13):
+            move = next(m for m in view["legal"] if m != "T") if seq % 3 else "T"
+            await c.send({"type": "move", "seq": seq, "move": move})
+            view = (await c.expect("ack"))["view"]
+            played.append(move)
+        server.kill()  # SIGKILL, right after the last ack
+
+        server = ServerProcess(*server_args).start()
+        c = await WsClient.connect(server.url)
+        resumed = await c.request(
+            {"type": "resume", "match": created["match"], "token": created["token"], "last_ev": 0}, "resumed"
+        )
+        assert resumed["last_seq"] == 12
+        assert resumed["view"]["grid"] == view["grid"] and resumed["view"]["moves"] == view["moves"]
+    finally:
+        server.kill()
+
+
 async def test_after_a_sigkill_a_racer_who_never_comes_back_is_abandoned(server_args: list[str]) -> None:
     """The restarted server finds the race's seats 'connected' to the dead process: it lets go of them."""
     args = [*server_args, "--grace-s", "2"]
