@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+from collections.abc import Iterator
 
 import redis.asyncio
 
@@ -119,3 +122,24 @@ def filled_board(path: str, players: int) -> list[str]:
         db.execute("DROP TABLE board_sizes")
         db.execute("DROP TABLE rank_trees")
     return [pl for _, pl in sorted(((r.mu, pl) for pl, r in rows), reverse=True)]
+
+
+@contextlib.contextmanager
+def disk_full(store: Store) -> Iterator[None]:
+    """As if the SQLite store's disk were full: the database refuses writes, and so does the file the
+    journal writes to (``/dev/full`` in its place: ENOSPC, as a full disk answers)."""
+    assert isinstance(store, SqliteStore)
+    db, journal = store._db, store._journaled
+    current = journal._files[-1] if journal._files else journal._open()
+    assert current.fd is not None and current.path is not None
+    db.execute("PRAGMA query_only = 1")
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, current.fd)
+    os.close(full)
+    try:
+        yield
+    finally:
+        again = os.open(current.path, os.O_WRONLY | os.O_APPEND)
+        os.dup2(again, current.fd)
+        os.close(again)
+        db.execute("PRAGMA query_only = 0")

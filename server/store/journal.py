@@ -1,18 +1,19 @@
-"""The embedded store's journal of moves: a move is durable once one ``write`` has put it in a file.
+"""The embedded store's journal: an event is durable once one ``write`` has put it in a file.
 
 A SQLite commit of a lone move cost a fixed 25-30 us beside its row (BEGIN,
 the WAL's frame header and page, COMMIT) and a loop turn to wait for, and
 each move's row and index entry landed on a page of its own among the
 hundreds of races in play; at a light load, where a turn carries a move or
 two, the append was a fifth of the server's time a move (docs/benchmarks.md,
-"The moves' journal"). So ``SqliteStore`` writes a batch of moves as lines
-here, as safe as its commit with ``synchronous=NORMAL``: in the operating
-system's hands once the ``write`` returns, so a killed process loses
-nothing, and synced to the disk within about a second (``sync``). It writes
-them into its table later, each match's moves as one row (``SqliteStore._flush``);
-until then a read of a log takes them from here (``rows_of``).
+"The journal"). So ``SqliteStore`` writes a batch of events (moves, and all
+but the few that change the tables kept beside the logs) as lines here, as
+safe as its commit with ``synchronous=NORMAL``: in the operating system's
+hands once the ``write`` returns, so a killed process loses nothing, and
+synced to the disk within about a second (``sync``). It writes them into its
+table later, each match's as one row (``SqliteStore._flush``); until then a
+read of a log takes them from here (``rows_of``).
 
-The journal is a series of files, ``<data file>-moves.<n>``, each a line per
+The journal is a series of files, ``<data file>-events.<n>``, each a line per
 event (``match ev json``). A flush first starts a new file (``freeze``), and
 a file whose rows are all in the table is removed only once the table's WAL
 holding them has been synced (``sync``, on the checkpointer's thread), so an
@@ -51,7 +52,7 @@ class _File:
 
 
 class Journal:
-    """The moves not yet in the table: in files for safety, in memory for reads.
+    """The events not yet in the table: in files for safety, in memory for reads.
 
     Used from the event loop's thread, but for ``sync``, which the
     checkpointer's thread calls: the two share the files under ``_lock``.
@@ -89,7 +90,7 @@ class Journal:
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.ftruncate(f.fd, f.size)
-                raise StoreUnavailable(f"the moves' journal: {exc}") from None
+                raise StoreUnavailable(f"the journal: {exc}") from None
             f.size += len(data)
             f.synced = False
         kept = self._of.get(match_id)
@@ -133,6 +134,12 @@ class Journal:
         if not kept:
             del self._of[match_id]
         self._count -= n
+
+    def forget(self, match_id: str) -> None:
+        """The match's log is gone (a lobby forgotten): so are its rows here."""
+        kept = self._of.get(match_id)
+        if kept:
+            self.written(match_id, len(kept))
 
     def close(self) -> None:
         """Close every file; remove them all if every row is in the table (its WAL synced by the caller).
@@ -179,12 +186,12 @@ class Journal:
         if self.base is None:
             f = _File(None, None)
         else:
-            path = f"{self.base}-moves.{self._next}"
+            path = f"{self.base}-events.{self._next}"
             self._next += 1
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o600)
             except OSError as exc:
-                raise StoreUnavailable(f"the moves' journal: {exc}") from None
+                raise StoreUnavailable(f"the journal: {exc}") from None
             f = _File(path, fd)
         with self._lock:
             self._files.append(f)
@@ -204,7 +211,7 @@ def recover(base: str) -> tuple[list[Row], list[str]]:
     by an operating-system crash, never acknowledged).
     """
     rows: list[Row] = []
-    paths = [f"{base}-moves.{n}" for n in sorted(_numbers(base))]
+    paths = [f"{base}-events.{n}" for n in sorted(_numbers(base))]
     for path in paths:
         rows.extend(_read(path))
     return rows, paths
@@ -245,7 +252,7 @@ def _read(path: str) -> list[Row]:
 def _numbers(base: str | None) -> list[int]:
     if base is None:
         return []
-    folder, prefix = Path(base).parent, f"{Path(base).name}-moves."
+    folder, prefix = Path(base).parent, f"{Path(base).name}-events."
     if not folder.is_dir():
         return []
     names = [p.name for p in folder.iterdir() if p.name.startswith(prefix)]

@@ -1,4 +1,4 @@
-"""The embedded store: one SQLite file in WAL mode, and a journal of the moves beside it.
+"""The embedded store: one SQLite file in WAL mode, and a journal of events beside it.
 
 Calls run on the event loop's thread: a WAL commit with synchronous=NORMAL
 is tens of microseconds, cheaper than a thread hop, and it survives a killed
@@ -9,14 +9,16 @@ commit, on the event loop: 0.4-3 ms a commit on this machine's disk, 7-12
 times a quiet server's cost per move (``bench/sqlite_sync.py``); the promise
 is written out in docs/protocol.md instead.
 
-A batch of moves alone (nearly every append) is not committed: it is
-written to the moves' journal (``server/store/journal.py``), one ``write``
-as safe as that commit, and returns at once. Every ``FLUSH_EVERY_S`` the
-journal's moves go into the table, each match's as one row of
-``move_runs`` (one index entry and a page or so for a match's half second
-of moves, where a row a move was five times dearer), ``RUNS_PER_FLUSH`` to a
-transaction with the event loop free between two (``_flush``); a read of a
-log takes the moves not there yet from the journal. Every other append is group-committed: every append made
+A batch that changes none of the tables kept beside the logs (nearly every
+append: moves, seats taken, drops; not a match's opening, countdown or
+decision, ``INDEXED``) is not committed: it is written to the journal
+(``server/store/journal.py``), one ``write`` as safe as that commit, and
+returns at once. Every ``FLUSH_EVERY_S`` the journal's events go into the
+table, each match's as one row of ``event_runs`` (one index entry and a
+page or so for a match's half second of moves, where a row a move was five
+times dearer), ``RUNS_PER_FLUSH`` to a transaction with the event loop free
+between two (``_flush``); a read of a log takes the events not there yet
+from the journal. Every other append is group-committed: every append made
 in one turn of the event loop goes into one transaction, committed on the
 next turn, in one statement; a conflict fails only its own append (then the
 batch is written again one append at a time, each under a savepoint).
@@ -45,7 +47,7 @@ from pathlib import Path
 
 from .. import ratings
 from ..errors import Conflict, StoreUnavailable
-from ..match.events import CountdownStarted, Decided, Event, Moved, Opened, decode_events, event_json
+from ..match.events import CountdownStarted, Decided, Event, Opened, decode_events, event_json
 from ..protocol import LiveRace, Rated, Result, ResultSummary
 from ..ratings import PlayerRating, RatingPoint
 from ..stats import Totals
@@ -72,19 +74,21 @@ CHECKPOINT_EVERY_S = 1.0
 WAL_RESET_BYTES = 1024 * 1024 * 1024
 #: What the WAL is cut back to when it starts over (after a lull, or a reset).
 WAL_KEPT_BYTES = 64 * 1024 * 1024
-#: How often the journal's moves go into the table: the longer, the more moves a row holds.
+#: How often the journal's events go into the table: the longer, the more of them a row holds.
 FLUSH_EVERY_S = 0.5
-#: Matches whose moves go into the table in one transaction (one turn of the event loop): about a
+#: Matches whose events go into the table in one transaction (one turn of the event loop): about a
 #: millisecond, so that a flush never holds up the moves in flight for long.
 RUNS_PER_FLUSH = 64
-#: Moves the journal may hold that the table could not take (a full disk): past them, moves are refused.
+#: Events the journal may hold that the table could not take (a full disk): past them, they are refused.
 JOURNAL_MAX_ROWS = 200_000
-INSERT_RUN = "INSERT INTO move_runs (match, ev, last, body) VALUES (?, ?, ?, ?)"
+#: The events that change a table kept beside the logs (``_write_indexes``): they are committed, not journaled.
+INDEXED = (Opened, CountdownStarted, Decided)
+INSERT_RUN = "INSERT INTO event_runs (match, ev, last, body) VALUES (?, ?, ?, ?)"
 EVENTS_AFTER = "SELECT body FROM events WHERE match = ? AND ev > ? ORDER BY ev"
-RUNS_AFTER = "SELECT body FROM move_runs WHERE match = ? AND last > ?"
+RUNS_AFTER = "SELECT body FROM event_runs WHERE match = ? AND last > ?"
 LAST_EV = (
     "SELECT max(coalesce((SELECT max(ev) FROM events WHERE match = ?), 0),"
-    " coalesce((SELECT max(last) FROM move_runs WHERE match = ?), 0))"
+    " coalesce((SELECT max(last) FROM event_runs WHERE match = ?), 0))"
 )
 
 EVENTS_TABLE = """
@@ -108,8 +112,8 @@ SCHEMA = (
     + ";"
     + LIVE_TABLE
     + """;
--- a match's moves as its journal held them between two flushes: events ev..last, their JSON joined by commas
-CREATE TABLE IF NOT EXISTS move_runs (
+-- a match's events as the journal held them between two flushes: ev..last, their JSON joined by commas
+CREATE TABLE IF NOT EXISTS event_runs (
     id INTEGER PRIMARY KEY, match TEXT NOT NULL, ev INTEGER NOT NULL, last INTEGER NOT NULL,
     body TEXT NOT NULL, UNIQUE (match, ev)
 );
@@ -165,7 +169,7 @@ CREATE TABLE IF NOT EXISTS rank_trees (
 
 
 class _Checkpointer(threading.Thread):
-    """Runs a PASSIVE checkpoint every ``every_s``, then syncs the moves' journal: it never blocks the writer.
+    """Runs a PASSIVE checkpoint every ``every_s``, then syncs the journal: it never blocks the writer.
 
     It runs at the lowest CPU priority: at 2,600 moves/s a checkpoint copies
     8,000-15,000 WAL frames, 10-20 ms of CPU each second, and on a server
@@ -404,20 +408,24 @@ class SqliteStore:
         if on_disk:
             self._recover_moves(path)
         self._pending: list[tuple[str, Sequence[Event], asyncio.Future[None]]] = []
-        self._moves = Journal(path if on_disk else None)
+        self._journaled = Journal(path if on_disk else None)
+        #: Each match's last ``ev`` in the log, as far as known here: from its first append on, until
+        #: its decision (``_last_ev``).
+        self._last: dict[str, int] = {}
         self._flush_timer: asyncio.TimerHandle | None = None
         self._queue = MemoryQueue()
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.execute(f"PRAGMA journal_size_limit={min(WAL_KEPT_BYTES, wal_reset_bytes)}")
-            self._checkpointer = _Checkpointer(path, checkpoint_every_s, wal_reset_bytes, self._moves)
+            self._checkpointer = _Checkpointer(path, checkpoint_every_s, wal_reset_bytes, self._journaled)
             self._checkpointer.start()
 
     def _recover_moves(self, path: str) -> None:
-        """The moves an earlier run journaled and did not write into the table (it was killed): in now.
+        """The events an earlier run journaled and did not write into the table (it was killed): in now.
 
-        A move the table holds already (written, its file not removed yet) is left out.
+        An event the table holds already (written, its file not removed yet) is left out, and so are
+        the events of a match whose log is gone (a lobby forgotten).
         """
         rows, files = journal.recover(path)
         by_match: dict[str, list[tuple[int, str]]] = {}
@@ -426,6 +434,8 @@ class SqliteStore:
         runs, moved = [], 0
         for match_id, moves in by_match.items():
             held = self._held_evs(match_id)
+            if not held:
+                continue
             fresh = sorted({ev: body for ev, body in moves if ev not in held}.items())
             if fresh:
                 runs.append(_run(match_id, fresh))
@@ -434,14 +444,14 @@ class SqliteStore:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.executemany(INSERT_RUN, runs)
             self._db.execute("COMMIT")
-            log.info("%d journaled moves of %d matches taken in", moved, len(runs))
+            log.info("%d journaled events of %d matches taken in", moved, len(runs))
         journal.sync_file(self._wal)
         journal.remove(files)
 
     def _held_evs(self, match_id: str) -> set[int]:
         """The ``ev`` of every event of the match the table holds."""
         held = {ev for (ev,) in self._db.execute("SELECT ev FROM events WHERE match = ?", (match_id,))}
-        for (body,) in self._db.execute("SELECT body FROM move_runs WHERE match = ?", (match_id,)):
+        for (body,) in self._db.execute("SELECT body FROM event_runs WHERE match = ?", (match_id,)):
             held.update(e.ev for e in decode_events(f"[{body}]"))
         return held
 
@@ -458,11 +468,12 @@ class SqliteStore:
     ) -> int:
         """One process appends here, so there is nothing to rebase past: ``rebase`` is moot.
 
-        Moves alone go to the journal, durable when this returns, with no loop
-        turn to wait for; anything else waits for this turn's group commit.
+        A batch that changes no table beside the log (``INDEXED``) goes to the
+        journal, durable when this returns, with no loop turn to wait for;
+        anything else waits for this turn's group commit.
         """
-        if all(type(e) is Moved for e in events):
-            self._journal_moves(match_id, events)
+        if not any(isinstance(e, INDEXED) for e in events):
+            self._journal(match_id, events)
             return 0
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -472,36 +483,41 @@ class SqliteStore:
         await done
         return 0
 
-    def _journal_moves(self, match_id: str, events: Sequence[Event]) -> None:
-        """Write moves to the journal; Conflict if one of them has an ``ev`` the log has."""
-        if len(self._moves) >= JOURNAL_MAX_ROWS:
-            raise StoreUnavailable("the moves' journal is full: the table takes no writes")
+    def _journal(self, match_id: str, events: Sequence[Event]) -> None:
+        """Write events to the journal; Conflict if one of them has an ``ev`` the log has."""
+        if len(self._journaled) >= JOURNAL_MAX_ROWS:
+            raise StoreUnavailable("the journal is full: the table takes no writes")
         evs = [e.ev for e in events]
         if evs[0] <= self._last_ev(match_id) or any(b <= a for a, b in pairwise(evs)):
             raise Conflict(match_id)
-        self._moves.write(match_id, [(e.ev, event_json(e)) for e in events])
+        self._journaled.write(match_id, [(e.ev, event_json(e)) for e in events])
+        self._last[match_id] = evs[-1]
         if self._flush_timer is None:
             self._flush_timer = asyncio.get_running_loop().call_later(FLUSH_EVERY_S, self._flush)
 
     def _last_ev(self, match_id: str) -> int:
-        """The ``ev`` of the match's last event, journaled or in the table (0: none)."""
-        last = self._moves.last_ev(match_id)
-        if last is not None:
-            return last
-        (last,) = self._db.execute(LAST_EV, (match_id, match_id)).fetchone()
-        return int(last)
+        """The ``ev`` of the match's last event, journaled or in the table (0: none).
+
+        Kept from one append to the next (``_last``): read from the table at a
+        match's first append here only, not at every move.
+        """
+        last = self._last.get(match_id)
+        if last is None:
+            (last,) = self._db.execute(LAST_EV, (match_id, match_id)).fetchone()
+            self._last[match_id] = last
+        return last
 
     def _flush(self) -> None:
-        """Write the moves journaled so far into the table, ``RUNS_PER_FLUSH`` matches a turn of the loop.
+        """Write the events journaled so far into the table, ``RUNS_PER_FLUSH`` matches a turn of the loop.
 
         A write the table refuses (a full disk) leaves them in the journal, tried again later.
         """
         self._flush_timer = None
         try:
-            due = self._moves.freeze()
+            due = self._journaled.freeze()
         except StoreUnavailable as exc:
-            log.warning("the moves' journal could not start a new file (will retry): %s", exc.detail)
-            due = self._moves.matches()
+            log.warning("the journal could not start a new file (will retry): %s", exc.detail)
+            due = self._journaled.matches()
         self._flush_some(due)
 
     def _flush_some(self, due: list[str]) -> None:
@@ -509,12 +525,12 @@ class SqliteStore:
         loop = asyncio.get_running_loop()
         if self._write_runs(part) and rest:
             loop.call_soon(self._flush_some, rest)
-        elif len(self._moves) and self._flush_timer is None:
+        elif len(self._journaled) and self._flush_timer is None:
             self._flush_timer = loop.call_later(FLUSH_EVERY_S, self._flush)
 
     def _write_runs(self, matches: Sequence[str]) -> bool:
-        """The journaled moves of ``matches`` into the table, a row each, in one transaction; False if refused."""
-        taken = [(m, moves) for m in matches if (moves := self._moves.rows_of(m))]
+        """The journaled events of ``matches`` into the table, a row each, in one transaction; False if refused."""
+        taken = [(m, moves) for m in matches if (moves := self._journaled.rows_of(m))]
         if not taken:
             return True
         db = self._db
@@ -525,10 +541,10 @@ class SqliteStore:
         except sqlite3.Error as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            log.warning("journaled moves not written into the table (will retry): %s", exc)
+            log.warning("journaled events not written into the table (will retry): %s", exc)
             return False
         for match_id, moves in taken:
-            self._moves.written(match_id, len(moves))
+            self._journaled.written(match_id, len(moves))
         return True
 
     def _commit(self) -> None:
@@ -548,13 +564,23 @@ class SqliteStore:
             # a full disk, an I/O error: the store's trouble, to be told apart from a bug
             failure = StoreUnavailable(str(exc)) if isinstance(exc, sqlite3.OperationalError) else exc
             outcomes = [failure] * len(batch)
-        for (_, _, done), outcome in zip(batch, outcomes, strict=True):
+        for (match_id, events, done), outcome in zip(batch, outcomes, strict=True):
+            if outcome is None:
+                self._committed(match_id, events)
             if done.done():
                 continue  # its caller was cancelled; the write stands (or not) all the same
             if outcome is None:
                 done.set_result(None)
             else:
                 done.set_exception(outcome)
+
+    def _committed(self, match_id: str, events: Sequence[Event]) -> None:
+        """Keep the match's last ``ev`` for its next append; a decided match's is forgotten (its
+        log grows by a few events more at most: each reads it again)."""
+        if any(isinstance(e, Decided) for e in events):
+            self._last.pop(match_id, None)
+        else:
+            self._last[match_id] = events[-1].ev
 
     def _write_all(self, appends: Sequence[tuple[str, Sequence[Event]]]) -> Sequence[Conflict | None]:
         """The appends inside the open transaction, each whole or not at all.
@@ -565,11 +591,11 @@ class SqliteStore:
         commit of one move, as at a light load, costs a sixth more with one.
         Only if one of them conflicts, the transaction starts again and each
         is written under a savepoint of its own, so that only the conflicting
-        ones fail. An append whose first ``ev`` the log has among its moves
-        (journaled, or a row of ``move_runs``, which the unique index of
-        ``events`` does not see) conflicts before anything is written.
+        ones fail. An append whose first ``ev`` is not past the log's last
+        (journaled, or in ``event_runs``, which the unique index of ``events``
+        does not see) conflicts before anything is written.
         """
-        stale = [a[1][0].ev <= self._last_moved(a[0]) for a in appends]
+        stale = [a[1][0].ev <= self._last_ev(a[0]) for a in appends]
         if any(stale):
             kept = iter(self._write_all([a for a, behind in zip(appends, stale, strict=True) if not behind]))
             return [
@@ -582,14 +608,6 @@ class SqliteStore:
             self._db.execute("ROLLBACK")
             self._db.execute("BEGIN IMMEDIATE")
         return [None if self._write_or_undo([a]) else Conflict(a[0]) for a in appends]
-
-    def _last_moved(self, match_id: str) -> int:
-        """The ``ev`` of the match's last move, journaled or in ``move_runs`` (0: none)."""
-        last = self._moves.last_ev(match_id)
-        if last is not None:
-            return last
-        (last,) = self._db.execute("SELECT max(last) FROM move_runs WHERE match = ?", (match_id,)).fetchone()
-        return int(last or 0)
 
     def _write_or_undo(self, appends: Sequence[tuple[str, Sequence[Event]]]) -> bool:
         """Write the appends under a savepoint; on a conflict leave no trace of any and say False."""
@@ -617,8 +635,6 @@ class SqliteStore:
         """A new match in the lobbies, a started one in the running ones; a decided one's result, and its indexes."""
         db = self._db
         for e in events:
-            if type(e) is Moved:  # nearly every event, and none an index keeps
-                continue
             if isinstance(e, Opened):
                 db.execute("INSERT INTO lobbies (match, opened_at) VALUES (?, ?)", (match_id, e.at))
             elif isinstance(e, CountdownStarted):
@@ -748,12 +764,12 @@ class SqliteStore:
 
     async def events(self, match_id: str, after: int = 0) -> list[Event]:
         """The match's events past ``after``, in ``ev`` order: rows of ``events``, runs of moves of
-        ``move_runs``, and moves the journal holds (the table may hold later events already: a move's
-        in the journal, then a drop's)."""
+        ``event_runs``, and events the journal holds (the table may hold later events already: a move's
+        in the journal, then a decision's)."""
         db = self._db
         bodies = [b for (b,) in db.execute(EVENTS_AFTER, (match_id, after))]
         runs = [b for (b,) in db.execute(RUNS_AFTER, (match_id, after))]
-        journaled = self._moves.rows_of(match_id, after)
+        journaled = self._journaled.rows_of(match_id, after)
         events = decode_events("[" + ",".join([*bodies, *runs, *(body for _, body in journaled)]) + "]")
         if runs or journaled:
             events = sorted((e for e in events if e.ev > after), key=lambda e: e.ev)
@@ -913,6 +929,7 @@ class SqliteStore:
                 (opened_before, FORGET_BATCH),
             ).fetchall()
             db.executemany("DELETE FROM events WHERE match = ?", gone)
+            db.executemany("DELETE FROM event_runs WHERE match = ?", gone)
             db.executemany("DELETE FROM lobbies WHERE match = ?", gone)
             db.execute("COMMIT")
         except Exception as exc:
@@ -920,6 +937,9 @@ class SqliteStore:
             if isinstance(exc, sqlite3.OperationalError):  # a full disk: the store's trouble
                 raise StoreUnavailable(str(exc)) from exc
             raise
+        for (match_id,) in gone:
+            self._journaled.forget(match_id)
+            self._last.pop(match_id, None)
         return len(gone)
 
     async def ratings(self, player: str) -> dict[str, PlayerRating]:
@@ -1051,13 +1071,13 @@ class SqliteStore:
         self._commit()  # appends still waiting for their turn
         if self._flush_timer is not None:
             self._flush_timer.cancel()
-        self._write_runs(self._moves.matches())  # every journaled move into the table, at once
+        self._write_runs(self._journaled.matches())  # every journaled move into the table, at once
         if self._checkpointer is not None:
             self._checkpointer.stopping.set()
             await asyncio.to_thread(self._checkpointer.join)
-        if self._lock_fd is not None and not len(self._moves):  # on disk, all in the table (else its
+        if self._lock_fd is not None and not len(self._journaled):  # on disk, all in the table (else its
             journal.sync_file(self._wal)  # files stay, for the next start to take in: a full disk)
-        self._moves.close()
+        self._journaled.close()
         self._db.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # and with it the lock

@@ -14,6 +14,7 @@ from server import daily
 from server.protocol import now_ms
 from tests.client.netkit import wait_until
 from tests.processes import ServerProcess
+from tests.store_events import disk_full
 
 
 @pytest.fixture(params=["embedded", "redis", "cluster"])
@@ -146,10 +147,9 @@ async def test_a_drop_the_store_could_not_take_is_recorded_once_it_can(make_app:
     app = await make_app()
     race = await start_race(app)
     match = app.hub.live[race.code].match
-    app.store._db.execute("PRAGMA query_only = 1")  # type: ignore[attr-defined]  # like a full disk
-    await race.players[1].close()
-    await wait_until(lambda: 1 not in app.hub.live[race.code].seats, what="the server lets go of it")
-    assert match.seat(1).conn is not None  # not recorded: the store refused
-    app.store._db.execute("PRAGMA query_only = 0")  # type: ignore[attr-defined]
+    with disk_full(app.store):
+        await race.players[1].close()
+        await wait_until(lambda: 1 not in app.hub.live[race.code].seats, what="the server lets go of it")
+        assert match.seat(1).conn is not None  # not recorded: the store refused
     await wait_until(lambda: match.seat(1).conn is None, what="the drop recorded once the store takes it")
     assert match.seat(1).gone_since is not None  # so the grace period runs, then abandonment

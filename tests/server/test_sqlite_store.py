@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from server.errors import StoreUnavailable
 from server.match.events import decode_events, event_json, with_ev
 from server.stats import fold
 from server.store import Conflict
 from server.store.sqlite import SqliteStore
-from tests.store_events import decided, moved, opening, reopened_without, result, started
+from tests.store_events import decided, disk_full, moved, opening, reopened_without, result, started
 
 
 async def test_a_conflict_in_a_group_commit_fails_only_its_own_append(tmp_path: Path) -> None:
@@ -54,7 +55,7 @@ async def test_the_wal_is_checkpointed_without_a_commit_doing_it(tmp_path: Path)
         copy.write_bytes(path.read_bytes())
         db = sqlite3.connect(copy)
         try:
-            runs = db.execute("SELECT body FROM move_runs").fetchall()  # the moves, a row a match's run
+            runs = db.execute("SELECT body FROM event_runs").fetchall()  # the moves, a row a match's run
             moves = sum(len(decode_events(f"[{body}]")) for (body,) in runs)
             return moves + int(db.execute("SELECT count(*) FROM events").fetchone()[0])
         except sqlite3.DatabaseError:
@@ -197,7 +198,7 @@ async def test_the_data_file_and_its_wal_are_the_owners_alone(tmp_path: Path) ->
 
 
 def _journal_files(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}-moves.*"))
+    return sorted(path.parent.glob(f"{path.name}-events.*"))
 
 
 async def test_journaled_moves_are_read_back_in_order_with_the_events_committed_after_them(
@@ -253,7 +254,7 @@ async def test_a_journal_line_cut_off_is_not_read_nor_what_follows(tmp_path: Pat
     await store.close()
     whole = f"AAAAAAAA 3 {event_json(moved(3, 0, 1))}\n"
     cut = f"AAAAAAAA 4 {event_json(moved(4, 0, 2))}"[:40]
-    Path(f"{path}-moves.7").write_text(whole + cut)
+    Path(f"{path}-events.7").write_text(whole + cut)
     store = SqliteStore(str(path))
     assert [e.ev for e in await store.events("AAAAAAAA")] == [1, 2, 3]
     await store.close()
@@ -268,7 +269,7 @@ async def test_a_journal_file_taken_in_twice_gives_each_move_once(tmp_path: Path
         await store.append("AAAAAAAA", ev - 1, [moved(ev, 0, ev - 2)])
     await store.close()  # in the table now
     lines = "".join(f"AAAAAAAA {ev} {event_json(moved(ev, 0, ev - 2))}\n" for ev in (3, 4, 5))
-    Path(f"{path}-moves.0").write_text(lines)
+    Path(f"{path}-events.0").write_text(lines)
     store = SqliteStore(str(path))
     assert [e.ev for e in await store.events("AAAAAAAA")] == [1, 2, 3, 4, 5]
     await store.close()
@@ -288,7 +289,7 @@ async def test_the_journal_files_go_once_their_moves_are_in_the_table(tmp_path: 
 
     await asyncio.wait_for(gone(), 10)  # a flush, then the checkpointer's sync of the WAL
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT ev, last FROM move_runs").fetchall() == [(3, 3)]
+        assert db.execute("SELECT ev, last FROM event_runs").fetchall() == [(3, 3)]
     assert [e.ev for e in await store.events("AAAAAAAA")] == [1, 2, 3]
     await store.close()
 
@@ -306,5 +307,24 @@ async def test_moves_the_table_refuses_stay_readable_and_go_in_once_it_takes_the
     store._db.execute("PRAGMA query_only = 0")  # type: ignore[attr-defined]
     await store.close()  # written now
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT ev, last FROM move_runs").fetchall() == [(3, 3)]
+        assert db.execute("SELECT ev, last FROM event_runs").fetchall() == [(3, 3)]
     assert not _journal_files(path)
+
+
+async def test_on_a_full_disk_a_move_is_refused_whole_and_taken_once_there_is_room(tmp_path: Path) -> None:
+    path = tmp_path / "grip.db"
+    store = SqliteStore(str(path))
+    await store.append("AAAAAAAA", 0, opening("AAAAAAAA"))
+    await store.append("AAAAAAAA", 2, [moved(3, 0, 1)])
+    with disk_full(store), pytest.raises(StoreUnavailable):
+        await store.append("AAAAAAAA", 3, [moved(4, 0, 2), moved(5, 0, 3)])
+    assert [e.ev for e in await store.events("AAAAAAAA")] == [1, 2, 3]  # nothing of the refused one
+    await store.append("AAAAAAAA", 3, [moved(4, 0, 2)])  # sent again
+    lines = b"".join(p.read_bytes() for p in _journal_files(path)).splitlines(keepends=True)
+    assert [line.split(b" ")[1] for line in lines] == [b"3", b"4"] and all(
+        line.endswith(b"\n") for line in lines
+    )
+    await store.close()
+    store = SqliteStore(str(path))
+    assert [e.ev for e in await store.events("AAAAAAAA")] == [1, 2, 3, 4]
+    await store.close()
