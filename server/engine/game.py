@@ -92,6 +92,17 @@ _HOME = [v if 0 <= (v := (c >> 2) - FIRST_VALUE) < 3 else _NO_HOME for c in rang
 _HOME[HIDDEN] = _EMPTY
 
 
+def _keys(shift: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Each card's key, and the key of the top it builds on (-1: none), for ``BaseGame``'s index of
+    tops: a card's own (suits count), or its value's alone (``suitless``)."""
+    key = tuple(c >> shift for c in range(64))
+    need = tuple((c - BUILD_DELTA) >> shift if (c >> 2) - 3 >= FIRST_VALUE else -1 for c in range(64))
+    return key, need
+
+
+_KEYS = {False: _keys(0), True: _keys(2)}  # by ``Variant.suitless``: the same for every game
+
+
 def _home_of(pile: list[int]) -> int:
     return _HOME[pile[0]] if pile else _EMPTY
 
@@ -134,9 +145,7 @@ class BaseGame:
         self._waste_names = waste_names(v)
         self._redeals_left = redeals_left
         # A card builds on the top whose key is need[card]; tops are indexed by key.
-        shift = 2 if v.suitless else 0
-        self._key = [c >> shift for c in range(64)]
-        self._need = [(c - BUILD_DELTA) >> shift if (c >> 2) - 3 >= FIRST_VALUE else -1 for c in range(64)]
+        self._key, self._need = _KEYS[v.suitless]
         self._tops: list[list[int]] = []
         self._texts: list[tuple[str, ...]] = []  # tuples: a view hands them out without copying
         self._strings: list[str] = []  # each pile's cards as one text: v2's check reads them every move
@@ -469,11 +478,13 @@ class BaseGame:
         for x, pile in enumerate(self._piles):
             if pile:
                 self._tops[self._key[pile[-1]]].append(x)
-        self._texts = [tuple(card_text(c) for c in pile) for pile in self._piles]
+        self._texts = [tuple(map(card_text, pile)) for pile in self._piles]
         self._strings = ["".join(texts) for texts in self._texts]
         self._empty = [x for x, pile in enumerate(self._piles) if not pile]
-        self._homes = [_home_of(pile) for pile in self._piles]
-        self._complete = sum(self._is_complete(x) for x in range(self._n))
+        self._homes = list(map(_home_of, self._piles))
+        self._complete = sum(
+            1 for x in range(self._n) if len(self._piles[x]) == PILE_MAX and self._is_complete(x)
+        )
         self._swaps = None
 
     def _is_complete(self, x: int) -> bool:

@@ -210,9 +210,10 @@ def _render_start(m: Match, e: Started, present: Present) -> Rendered:
     out: Rendered = [(ALL, lobby(m, e.ev))]  # its status: playing
     watchers = bool(present.spectators)
     boards = []
+    v = None  # every seat's board is the same deal, fresh: built once
     for n, s in enumerate(m.seats):
         if s is not None and (watchers or n in present.racers):
-            v = m.view(n)
+            v = v or m.view(n)
             boards.append(v)
             out.append((Audience.of_seat(n), p.Start(ev=e.ev, started_at=e.at, ends_at=e.ends_at, view=v)))
     if watchers:

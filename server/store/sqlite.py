@@ -413,6 +413,7 @@ class SqliteStore:
         #: its decision (``_last_ev``).
         self._last: dict[str, int] = {}
         self._flush_timer: asyncio.TimerHandle | None = None
+        self._replays: dict[str, tuple[str | None, bytes]] = {}  # kept, to go in with the next flush
         self._queue = MemoryQueue()
         self._checkpointer: _Checkpointer | None = None
         if on_disk:
@@ -492,6 +493,9 @@ class SqliteStore:
             raise Conflict(match_id)
         self._journaled.write(match_id, [(e.ev, event_json(e)) for e in events])
         self._last[match_id] = evs[-1]
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
         if self._flush_timer is None:
             self._flush_timer = asyncio.get_running_loop().call_later(FLUSH_EVERY_S, self._flush)
 
@@ -525,18 +529,20 @@ class SqliteStore:
         loop = asyncio.get_running_loop()
         if self._write_runs(part) and rest:
             loop.call_soon(self._flush_some, rest)
-        elif len(self._journaled) and self._flush_timer is None:
-            self._flush_timer = loop.call_later(FLUSH_EVERY_S, self._flush)
+        elif len(self._journaled) or self._replays:
+            self._flush_soon()
 
     def _write_runs(self, matches: Sequence[str]) -> bool:
-        """The journaled events of ``matches`` into the table, a row each, in one transaction; False if refused."""
+        """The journaled events of ``matches`` into the table, a row each, and the replays waiting, in one
+        transaction; False if refused."""
         taken = [(m, moves) for m in matches if (moves := self._journaled.rows_of(m))]
-        if not taken:
+        if not (taken or self._replays):
             return True
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
             db.executemany(INSERT_RUN, [_run(m, moves) for m, moves in taken])
+            self._write_replays()
             db.execute("COMMIT")
         except sqlite3.Error as exc:
             if db.in_transaction:
@@ -545,6 +551,7 @@ class SqliteStore:
             return False
         for match_id, moves in taken:
             self._journaled.written(match_id, len(moves))
+        self._replays.clear()
         return True
 
     def _commit(self) -> None:
@@ -786,11 +793,22 @@ class SqliteStore:
         return None if row is None else Result.model_validate_json(row[0])
 
     async def save_replay(self, match_id: str, day: str | None, body: bytes) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO replays (match, daily, body) VALUES (?, ?, ?)", (match_id, day, body)
-        )
+        """Kept with the next flush's transaction, not in a commit of its own (one a race, at every
+        decision): a replay is built from its match's log again if a killed process loses it."""
+        self._replays[match_id] = (day, body)
+        self._flush_soon()
+
+    def _write_replays(self) -> None:
+        """The replays waiting (``save_replay``) into the table, inside the open transaction."""
+        if self._replays:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO replays (match, daily, body) VALUES (?, ?, ?)",
+                [(m, day, body) for m, (day, body) in self._replays.items()],
+            )
 
     async def replay(self, match_id: str) -> tuple[str | None, bytes] | None:
+        if match_id in self._replays:
+            return self._replays[match_id]
         row = self._db.execute("SELECT daily, body FROM replays WHERE match = ?", (match_id,)).fetchone()
         return None if row is None else (row[0], bytes(row[1]))
 
